@@ -1,0 +1,133 @@
+import { decodeCursor, encodeCursor } from '../../pets/cursor.ts';
+import { LIST_LIMIT, PET_NAME_MAX_LENGTH, type NewPet, type Pet, type PetPage } from '../../pets/pet.ts';
+import { categoryIdRule, listLimitRule, petIdRule, petNameRule } from '../../pets/pet-rules.ts';
+import { builder } from '../builder.ts';
+import { badUserInput } from '../errors.ts';
+import { Int64 } from './int64.ts';
+
+export const PET_DEPRECATION_REASON =
+  'Use `pets(status:)` instead; `pet(id:)` and REST GET /pets/{petId} are removed on 5 December 2030.';
+
+export const PetStatus = builder.enumType('PetStatus', {
+  description: 'Availability of a pet. The REST contract spells the values in lower case.',
+  values: {
+    AVAILABLE: { value: 'available' },
+    PENDING: { value: 'pending' },
+    SOLD: { value: 'sold' },
+  } as const,
+});
+
+export const PetRef = builder.objectRef<Pet>('Pet').implement({
+  description: 'An animal in the store.',
+  fields: (t) => ({
+    id: t.id({ description: 'Unique int64 id, assigned by the service, as a decimal string.', resolve: (pet) => String(pet.id) }),
+    name: t.exposeString('name'),
+    categoryId: t.expose('categoryId', { type: Int64 }),
+    status: t.field({ type: PetStatus, nullable: true, resolve: (pet) => pet.status ?? null }),
+  }),
+});
+
+const NewPetInput = builder.inputType('NewPet', {
+  description: `A pet to add. The service assigns the id. Names hold 1 to ${PET_NAME_MAX_LENGTH} characters.`,
+  fields: (t) => ({
+    name: t.string({ required: true, validate: { schema: petNameRule } }),
+    categoryId: t.field({ type: Int64, required: true, validate: { schema: categoryIdRule } }),
+    status: t.field({ type: PetStatus, description: 'Omit it to leave the status unset; null is refused.' }),
+  }),
+  // An explicit null would be stored as "no status" while looking like a value was sent.
+  validate: [(input) => input.status !== null, { message: 'must not be null; omit it to leave the status unset', path: ['status'] }],
+});
+
+const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage'),
+    hasPreviousPage: t.boolean({ description: 'Always false: pages only go forward.', resolve: () => false }),
+    endCursor: t.exposeString('endCursor', { nullable: true }),
+  }),
+});
+
+const PetEdge = builder.objectRef<Pet>('PetEdge').implement({
+  fields: (t) => ({
+    cursor: t.string({ resolve: (pet) => encodeCursor(pet.id) }),
+    node: t.field({ type: PetRef, resolve: (pet) => pet }),
+  }),
+});
+
+const PetConnection = builder.objectRef<PetPage>('PetConnection').implement({
+  fields: (t) => ({
+    edges: t.field({ type: [PetEdge], resolve: (page) => page.pets }),
+    nodes: t.field({ type: [PetRef], resolve: (page) => page.pets }),
+    pageInfo: t.field({
+      type: PageInfo,
+      resolve: ({ pets, hasNextPage }) => {
+        const last = pets.at(-1);
+        return { hasNextPage, endCursor: last ? encodeCursor(last.id) : null };
+      },
+    }),
+  }),
+});
+
+function afterIdFrom(field: string, cursor: string | null | undefined): number | undefined {
+  if (cursor === null || cursor === undefined) return undefined;
+  const id = decodeCursor(cursor);
+  if (id === null) throw badUserInput(field, 'is not a cursor issued by this service');
+  return id;
+}
+
+const limitValidation = { schema: listLimitRule };
+
+builder.queryFields((t) => ({
+  pets: t.field({
+    type: [PetRef],
+    description: `Pets in ascending id order. Pass the last id's cursor (from petsConnection) as \`after\` for the next page.`,
+    args: {
+      limit: t.arg.int({ defaultValue: LIST_LIMIT.default, validate: limitValidation }),
+      status: t.arg({ type: PetStatus }),
+      after: t.arg.string({ description: 'Opaque cursor: list pets after this one.' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const page = await ctx.pets.listPage({
+        limit: args.limit ?? LIST_LIMIT.default,
+        status: args.status ?? undefined,
+        afterId: afterIdFrom('after', args.after),
+      });
+      return page.pets;
+    },
+  }),
+  petsConnection: t.field({
+    type: PetConnection,
+    description: 'Relay-style pages of pets; `Pet.id` stays the plain id.',
+    args: {
+      first: t.arg.int({ defaultValue: LIST_LIMIT.default, validate: limitValidation }),
+      after: t.arg.string({ description: 'The endCursor of the previous page.' }),
+      status: t.arg({ type: PetStatus }),
+    },
+    resolve: (_root, args, ctx) =>
+      ctx.pets.listPage({
+        limit: args.first ?? LIST_LIMIT.default,
+        status: args.status ?? undefined,
+        afterId: afterIdFrom('after', args.after),
+      }),
+  }),
+  pet: t.field({
+    type: PetRef,
+    nullable: true,
+    deprecationReason: PET_DEPRECATION_REASON,
+    description: 'The pet with this id, or null when there is none.',
+    args: { id: t.arg.id({ required: true, validate: { schema: petIdRule } }) },
+    resolve: (_root, args, ctx) => ctx.pets.findById(Number(args.id)),
+  }),
+}));
+
+builder.mutationField('createPet', (t) =>
+  t.field({
+    type: PetRef,
+    description: 'Adds a pet and returns it with its new id.',
+    args: { input: t.arg({ type: NewPetInput, required: true }) },
+    resolve: (_root, { input }, ctx) => {
+      const newPet: NewPet = { name: input.name, categoryId: input.categoryId };
+      if (input.status) newPet.status = input.status;
+      return ctx.pets.create(newPet);
+    },
+  }),
+);
