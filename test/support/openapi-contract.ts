@@ -17,10 +17,10 @@ export interface ContractResponse {
 
 const DOCUMENT_PATH = new URL('../../schema/openapi.yaml', import.meta.url);
 const DOCUMENT_ID = 'https://petstore-gateway.invalid/openapi.json';
-// Strict ajv rejects unknown keywords: these are OpenAPI's own, at the top of the document or in schemas.
+// Strict ajv rejects unknown keywords: these are OpenAPI's own, of the document and of Schema Objects.
 const OPENAPI_KEYWORDS = [
-  ...['openapi', 'info', 'jsonSchemaDialect', 'servers', 'paths', 'webhooks', 'components', 'security', 'tags'],
-  ...['externalDocs', 'discriminator', 'xml', 'example'],
+  'openapi', 'info', 'jsonSchemaDialect', 'servers', 'paths', 'webhooks', 'components', 'security', 'tags',
+  'externalDocs', 'discriminator', 'xml', 'example',
 ];
 // ajv-formats is CommonJS: under NodeNext its default import is module.exports, typed as the namespace.
 const addFormats = addFormatsModule.default;

@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import supertest from 'supertest';
+import { inject } from 'vitest';
+import { createApp, type App } from '../../src/app.ts';
+import { connectDatabase, type Database } from '../../src/db/mongo.ts';
+import { createMongoPetRepository } from '../../src/pets/pet-repository.ts';
+import { loadOpenApiDocument } from '../../src/rest/openapi-document.ts';
+
+export const API_KEY = 'test-key-aaaaaaaaaaaaaaaaaaaa';
+export const OTHER_API_KEY = 'test-key-bbbbbbbbbbbbbbbbbbbb';
+export const AUTH = { Authorization: `Bearer ${API_KEY}` };
+
+export interface TestServer {
+  yoga: App;
+  http: Server;
+  baseUrl: string;
+  request: ReturnType<typeof supertest>;
+  database: Database;
+  dbName: string;
+  close(): Promise<void>;
+}
+
+export async function graphqlRequest(
+  server: TestServer,
+  query: string,
+  variables: Record<string, unknown> = {},
+  headers: Record<string, string> = AUTH,
+) {
+  return server.request.post('/graphql').set(headers).send({ query, variables });
+}
+
+export interface TestServerOptions {
+  /** Share a database with another server (several service instances on one database). */
+  dbName?: string;
+  restBasePath?: string;
+  maxBodyBytes?: number;
+}
+
+/** A unique database name per test file (and per call), so files never see each other's pets. */
+export function uniqueDbName(prefix = 'test'): string {
+  return `${prefix}_${randomBytes(6).toString('hex')}`;
+}
+
+/** The real app on a real node:http server on a random loopback port, over the run's real database. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dbName = options.dbName ?? uniqueDbName();
+  const database = await connectDatabase(inject('mongoUri'), dbName);
+  const yoga = createApp({
+    pets: createMongoPetRepository(database.db),
+    apiKeys: [API_KEY, OTHER_API_KEY],
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    restBasePath: options.restBasePath ?? '/v1',
+    maxBodyBytes: options.maxBodyBytes ?? 16_384,
+    openApiDocument: loadOpenApiDocument(),
+  });
+  const http = createServer(yoga);
+  await new Promise<void>((listening) => http.listen(0, '127.0.0.1', listening));
+  const { port } = http.address() as AddressInfo;
+  return {
+    yoga,
+    http,
+    baseUrl: `http://127.0.0.1:${port}`,
+    request: supertest(http),
+    database,
+    dbName,
+    async close() {
+      await new Promise<void>((closed) => http.close(() => closed()));
+      http.closeAllConnections();
+      // Harmless on FerretDB's throwaway directory; keeps a real MONGODB_URI clean.
+      await database.db.dropDatabase();
+      await database.close();
+    },
+  };
+}
