@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoServerError, type Collection, type Db } from 'mongodb';
+import pLimit from 'p-limit';
 import type { NewPet, Pet, PetPage, PetPageQuery, PetStatus } from './pet.ts';
 
 export interface PetRepository {
@@ -26,6 +28,8 @@ const PET_ID_COUNTER = 'petId';
 const DUPLICATE_KEY = 11000;
 /** Each retry takes a fresh id; more than a handful in a row means something else is wrong. */
 const MAX_ID_ATTEMPTS = 10;
+/** Upper bound of the random pause after a collision, so racing instances fall out of step. */
+const COLLISION_JITTER_MS = 20;
 
 export class IdAllocationError extends Error {
   constructor(attempts: number) {
@@ -52,8 +56,12 @@ export async function ensurePetIndexes(db: Db): Promise<void> {
 export function createMongoPetRepository(db: Db): PetRepository {
   const pets: Collection<PetDocument> = db.collection<PetDocument>(PETS);
   const counters: Collection<CounterDocument> = db.collection<CounterDocument>(COUNTERS);
+  // One counter round trip at a time per process: on FerretDB concurrent findAndModify calls can hand
+  // out the same value, and 100 of them at once collide over and over. Other instances may still race
+  // us; the unique _id and the resync below take care of those rarer collisions.
+  const oneAtATime = pLimit(1);
 
-  async function nextId(): Promise<number> {
+  async function incrementCounter(): Promise<number> {
     for (let attempt = 0; ; attempt++) {
       try {
         const counter = await counters.findOneAndUpdate(
@@ -69,6 +77,8 @@ export function createMongoPetRepository(db: Db): PetRepository {
       }
     }
   }
+
+  const nextId = () => oneAtATime(incrementCounter);
 
   /**
    * FerretDB v1 runs findAndModify without a transaction, so two callers can read the same counter
@@ -93,7 +103,8 @@ export function createMongoPetRepository(db: Db): PetRepository {
           return toPet(doc);
         } catch (error) {
           if (!isDuplicateKey(error)) throw error;
-          await resyncCounter();
+          await oneAtATime(resyncCounter);
+          await sleep(Math.random() * COLLISION_JITTER_MS);
         }
       }
       throw new IdAllocationError(MAX_ID_ATTEMPTS);

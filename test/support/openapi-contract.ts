@@ -2,10 +2,12 @@
  * Checks REST responses against schema/openapi.yaml, so every test that calls the API also proves
  * the committed contract: documented status, body schema, content type and required headers.
  */
-import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { parse } from 'yaml';
+import { loadOpenApiDocument } from '../../src/rest/openapi-document.ts';
+
+// One loader for the service and the tests: the document the adapter serves is the one we check against.
+export { loadOpenApiDocument };
 
 type JsonObject = Record<string, unknown>;
 
@@ -15,7 +17,6 @@ export interface ContractResponse {
   body: unknown;
 }
 
-const DOCUMENT_PATH = new URL('../../schema/openapi.yaml', import.meta.url);
 const DOCUMENT_ID = 'https://petstore-gateway.invalid/openapi.json';
 // Strict ajv rejects unknown keywords: these are OpenAPI's own, of the document and of Schema Objects.
 const OPENAPI_KEYWORDS = [
@@ -25,15 +26,11 @@ const OPENAPI_KEYWORDS = [
 // ajv-formats is CommonJS: under NodeNext its default import is module.exports, typed as the namespace.
 const addFormats = addFormatsModule.default;
 
-export function loadOpenApiDocument(): JsonObject {
-  return asObject(parse(readFileSync(DOCUMENT_PATH, 'utf8')), 'schema/openapi.yaml');
-}
-
 let contract: { document: JsonObject; ajv: Ajv2020; validators: Map<string, ValidateFunction> } | undefined;
 
 function getContract(): NonNullable<typeof contract> {
   if (!contract) {
-    const document = loadOpenApiDocument();
+    const document = asObject(loadOpenApiDocument(), 'schema/openapi.yaml');
     const ajv = new Ajv2020({ allErrors: true, strict: true });
     addFormats(ajv); // includes the OpenAPI formats int32 and int64
     ajv.addVocabulary(OPENAPI_KEYWORDS);
@@ -118,4 +115,79 @@ export function assertMatchesContract(
   if (mediaType !== 'application/json') fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
   const validate = validatorAt(`${documented.at}${pointer(['content', 'application/json', 'schema'])}`);
   if (!validate(response.body)) fail(`body does not match the schema: ${ajv.errorsText(validate.errors)}`);
+}
+
+/** The closed set of Error `code` values, as published in the document's Error schema. */
+export function errorCodes(): readonly string[] {
+  const { document } = getContract();
+  const code = resolve('/components/schemas/Error/properties/code', document).node;
+  if (!Array.isArray(code.enum) || !code.enum.every((value) => typeof value === 'string')) {
+    throw new Error('OpenAPI document: components/schemas/Error/properties/code has no string enum');
+  }
+  return code.enum as string[];
+}
+
+/** Throws unless the body is an Error of the document (for responses on paths the document does not list). */
+export function assertErrorBody(body: unknown): void {
+  const { ajv } = getContract();
+  const validate = validatorAt('/components/schemas/Error');
+  if (!validate(body)) throw new Error(`not an Error body: ${ajv.errorsText(validate.errors)}\nbody: ${JSON.stringify(body)}`);
+}
+
+/** An error response as the document describes every one: JSON, an Error body, `status` equal to the HTTP status. */
+export function assertErrorResponse(response: ContractResponse): void {
+  const fail = (problem: string): never => {
+    throw new Error(`error response ${response.status}: ${problem}\nbody: ${JSON.stringify(response.body)}`);
+  };
+  const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  const mediaType = String(contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
+  assertErrorBody(response.body);
+  const { status } = response.body as { status: unknown };
+  if (status !== response.status) fail(`body status ${JSON.stringify(status)} differs from the HTTP status`);
+}
+
+export interface ContractOptions {
+  /**
+   * The base path the server under test is mounted at, when it is not the document's server URL
+   * (`/v1`): addresses in headers are read relative to it, as a client of that deployment would.
+   */
+  basePath?: string;
+}
+
+function serverUrl(): string {
+  const { document } = getContract();
+  const [first] = Array.isArray(document.servers) ? (document.servers as unknown[]) : [];
+  const url = asObject(first, '/servers/0').url;
+  if (typeof url !== 'string') throw new Error('OpenAPI document: /servers/0/url is not a string');
+  return url;
+}
+
+function rebase(response: ContractResponse, basePath: string): ContractResponse {
+  const target = serverUrl();
+  const prefix = new RegExp(`(^|<)${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=[/?>]|$)`, 'g');
+  const move = (value: string): string => value.replace(prefix, `$1${target}`);
+  const headers = Object.fromEntries(
+    Object.entries(response.headers).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? move(value) : Array.isArray(value) ? value.map(move) : value,
+    ]),
+  );
+  return { status: response.status, headers, body: response.body };
+}
+
+/**
+ * assertMatchesContract for a response as supertest (or a plain node:http reader) gives it, plus the
+ * rules of every error response; returns the response so a test can go on asserting.
+ */
+export function expectContract<T extends ContractResponse>(
+  response: T,
+  method: string,
+  pathTemplate: '/pets' | '/pets/{petId}',
+  options: ContractOptions = {},
+): T {
+  const checked = options.basePath ? rebase(response, options.basePath) : response;
+  assertMatchesContract(method, pathTemplate, checked);
+  if (response.status >= 400) assertErrorResponse(checked);
+  return response;
 }

@@ -37,6 +37,10 @@ export interface TestServerOptions {
   dbName?: string;
   restBasePath?: string;
   maxBodyBytes?: number;
+  /** Another database server than the run's shared one. */
+  mongoUri?: string;
+  /** Keep the database when closing (restart tests). */
+  keepDatabase?: boolean;
 }
 
 /** A unique database name per test file (and per call), so files never see each other's pets. */
@@ -47,7 +51,7 @@ export function uniqueDbName(prefix = 'test'): string {
 /** The real app on a real node:http server on a random loopback port, over the run's real database. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dbName = options.dbName ?? uniqueDbName();
-  const database = await connectDatabase(inject('mongoUri'), dbName);
+  const database = await connectDatabase(options.mongoUri ?? inject('mongoUri'), dbName);
   const yoga = createApp({
     pets: createMongoPetRepository(database.db),
     apiKeys: [API_KEY, OTHER_API_KEY],
@@ -70,7 +74,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await new Promise<void>((closed) => http.close(() => closed()));
       http.closeAllConnections();
       // Harmless on FerretDB's throwaway directory; keeps a real MONGODB_URI clean.
-      await database.db.dropDatabase();
+      if (!options.keepDatabase) await database.db.dropDatabase();
       await database.close();
     },
   };
