@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { pino } from 'pino';
+import { pinoHttp } from 'pino-http';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
@@ -48,7 +49,12 @@ const yoga = createApp({
   openApiDocument: loadOpenApiDocument(),
 });
 
-const server = createServer(yoga);
+// One access-log line per request; the Authorization header is redacted, the key id is in the app's logs.
+const accessLog = pinoHttp({ logger, redact: ['req.headers.authorization'] });
+const server = createServer((req, res) => {
+  accessLog(req, res);
+  void yoga(req, res);
+});
 server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
