@@ -23,6 +23,7 @@ async function replaceEditorText(page: Page, editor: Locator, text: string): Pro
   await page.keyboard.press('Delete');
   await expect.poll(() => editorText(editor)).toBe('');
   await page.keyboard.insertText(text);
+  await page.keyboard.press('Home'); // Scroll back to the line start so the screenshot shows it all.
   await expect.poll(() => editorText(editor)).toBe(text);
 }
 
@@ -67,6 +68,10 @@ describe.skipIf(SKIP)(
       await replaceEditorText(page, headersEditor, JSON.stringify({ Authorization: `Bearer ${API_KEY}` }));
       // One operation, so Execute runs it instead of asking which of the default two to run.
       await replaceEditorText(page, queryEditor, '{ pets(limit: 5) { id name status } }');
+      // GraphiQL re-parses the editor after a debounce; until the tab is renamed it still holds the
+      // two-operation default, and Execute would open the "which operation?" menu instead of running.
+      const tabTitle = page.locator('.graphiql-tab-active .graphiql-tab-button');
+      await expect.poll(() => tabTitle.getAttribute('title')).toBe('<untitled>');
 
       await page.locator('button.graphiql-execute-button').click();
       const result = page.locator('section.result-window');
