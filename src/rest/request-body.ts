@@ -19,17 +19,26 @@ function tooLarge(maxBytes: number): RestError {
   return new RestError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`);
 }
 
-/** Reads at most maxBytes, so an oversized or endless body costs us no more than that. */
+/**
+ * Reads at most maxBytes, so an oversized or endless body costs us no more than that. Past the limit
+ * we stop reading but do not cancel the stream: cancelling destroys the socket before the 413 is sent.
+ */
 async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > maxBytes) throw tooLarge(maxBytes);
   if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    total += chunk.byteLength;
-    if (total > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      reader.releaseLock();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
   }
   return Buffer.concat(chunks);
 }

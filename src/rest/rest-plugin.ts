@@ -3,7 +3,7 @@ import type { Plugin, YogaInitialContext, YogaServerInstance } from 'graphql-yog
 import type { Logger } from 'pino';
 import type { Context } from '../context.ts';
 import { createDeprecationTracker, deprecationHeaders } from './deprecation.ts';
-import { RestError, restErrorFromGraphQL } from './http-errors.ts';
+import { invalidParameter, RestError, restErrorFromGraphQL } from './http-errors.ts';
 import { readJsonBody } from './request-body.ts';
 import { createStatusCodec, routes, type RestRequest, type Route } from './routes.ts';
 
@@ -26,6 +26,18 @@ function compile(route: Route): CompiledRoute {
   return { route, pattern: new RegExp(`^${source}$`) };
 }
 
+function decodePathParams(groups: Record<string, string> | undefined): Record<string, string> {
+  const decoded: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(groups ?? {})) {
+    try {
+      decoded[name] = decodeURIComponent(raw);
+    } catch {
+      throw invalidParameter(name, 'is not valid percent-encoding');
+    }
+  }
+  return decoded;
+}
+
 type YogaLike = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
 
 /**
@@ -37,7 +49,8 @@ export function useRestAdapter(options: RestAdapterOptions): Plugin {
   const compiled = routes.map(compile);
   const status = createStatusCodec(options.schema.getType('PetStatus') as GraphQLEnumType);
   const trackDeprecatedUse = createDeprecationTracker(logger);
-  const openApiJson = JSON.stringify(options.openApiDocument);
+  // Clients generated from the served document must call this deployment's base path (staging, say).
+  const openApiJson = JSON.stringify({ ...options.openApiDocument, servers: [{ url: basePath }] });
   let getEnveloped: YogaLike['getEnveloped'];
 
   for (const { route } of compiled) {
@@ -47,8 +60,11 @@ export function useRestAdapter(options: RestAdapterOptions): Plugin {
 
   async function handle(request: Request, url: URL, serverContext: object): Promise<Response> {
     const path = url.pathname.slice(basePath.length);
-    if (request.method === 'GET' && path === '/openapi.json') {
-      return new Response(openApiJson, { headers: { 'Content-Type': 'application/json' } });
+    if (path === '/openapi.json') {
+      if (request.method === 'GET') return new Response(openApiJson, { headers: { 'Content-Type': 'application/json' } });
+      return new RestError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}; use GET`, {
+        Allow: 'GET',
+      }).toResponse();
     }
     const onPath = compiled
       .map(({ route, pattern }) => ({ route, match: pattern.exec(path) }))
@@ -69,7 +85,7 @@ export function useRestAdapter(options: RestAdapterOptions): Plugin {
       const { route, match } = matched;
       if (route.deprecated) trackDeprecatedUse(route.operationId, (contextValue as unknown as Pick<Context, 'keyId'>).keyId);
       const restRequest: RestRequest = {
-        pathParams: { ...match?.groups },
+        pathParams: decodePathParams(match?.groups),
         query: url.searchParams,
         body: route.hasBody ? await readJsonBody(request, maxBodyBytes) : undefined,
         basePath,

@@ -119,8 +119,8 @@ const createPet: Route<ResultOf<typeof CreatePetOperation>> = {
       throw new RestError('BAD_USER_INPUT', 'The request body must be a JSON object (a NewPet)');
     }
     const input: Record<string, unknown> = { ...body };
-    // Only a string can be a status; anything else goes on for GraphQL to refuse with its own reason.
-    if (typeof input.status === 'string') input.status = statusName(input.status, 'status', status);
+    // null goes on for GraphQL to refuse ("must not be null"); any other value must be a contract value.
+    if (input.status !== null) input.status = statusName(input.status, 'status', status);
     return { input };
   },
   respond: ({ createPet: pet }, { basePath }, status) => ({

@@ -4,6 +4,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { expect } from 'vitest';
 import { loadOpenApiDocument } from '../../src/rest/openapi-document.ts';
 
 // One loader for the service and the tests: the document the adapter serves is the one we check against.
@@ -190,4 +191,24 @@ export function expectContract<T extends ContractResponse>(
   assertMatchesContract(method, pathTemplate, checked);
   if (response.status >= 400) assertErrorResponse(checked);
   return response;
+}
+
+/**
+ * An Error response with this status and code (the caller has already run expectContract or
+ * assertErrorResponse on it). With `field`, the message must name that REST field as a word and
+ * must not leak the GraphQL spelling behind it (`input.name`, `first`, `after`, `$limit`).
+ */
+export function expectError(response: ContractResponse, status: number, code: string, field?: string): void {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  expect(String(contentType)).toMatch(/^application\/json\s*(;|$)/);
+  const body = response.body as Record<string, unknown>;
+  expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+  expect(body).toMatchObject({ code, status });
+  expect(errorCodes()).toContain(body.code);
+  expect(body.message).toEqual(expect.any(String));
+  if (field !== undefined) {
+    expect(body.message).toMatch(new RegExp(`(^|[^A-Za-z0-9_.$])${field}([^A-Za-z0-9_]|$)`));
+    expect(body.message).not.toMatch(/\binput\.|\$\w|"first"|"after"/);
+  }
 }
