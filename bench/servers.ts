@@ -31,7 +31,7 @@ import { createApp } from '../src/app.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded.ts';
 import { connectDatabase, type Database } from '../src/db/mongo.ts';
 import { PET_STATUSES } from '../src/pets/pet.ts';
-import { createMongoPetRepository, type PetRepository } from '../src/pets/pet-repository.ts';
+import { createMongoPetRepository, ensurePetIndexes, type PetRepository } from '../src/pets/pet-repository.ts';
 import { createMemoryPetRepository } from './memory-repository.ts';
 import { loadOpenApiDocument } from '../src/rest/openapi-document.ts';
 import type { ChildMessage, DatabaseInfo, ParentMessage, StoreUrls } from './protocol.ts';
@@ -126,6 +126,7 @@ async function startServers(pets: PetRepository): Promise<StoreUrls> {
       restBasePath: '/v1',
       maxBodyBytes: 16_384,
       openApiDocument: loadOpenApiDocument(),
+      checkDatabase: async () => {},
     }),
   );
   servers.push(baseline, app);
@@ -161,7 +162,8 @@ process.on('message', (message: ParentMessage) => {
 try {
   embedded = await startEmbeddedDatabase({ dataDir, log });
   database = await connectDatabase(embedded.uri, 'petstore_bench');
-  const pets = createMongoPetRepository(database.db);
+  await ensurePetIndexes(database.db);
+  const pets = createMongoPetRepository(database.db, { serializeIdAllocation: database.isFerretDb });
 
   const seedStarted = Date.now();
   for (let i = 0; i < SEED_PETS; i++) {

@@ -1,12 +1,15 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './auth/api-keys.ts';
+import { useApiKeyAuth } from './auth/use-api-key-auth.ts';
 import { createContextFactory } from './context.ts';
 import { createMaskError } from './graphql/masked-errors.ts';
+import { useQueryLimits } from './graphql/query-limits.ts';
 import { schema } from './graphql/schema/index.ts';
 import { useVariableErrorCodes } from './graphql/variable-errors.ts';
 import type { PetRepository } from './pets/pet-repository.ts';
+import { useReadinessCheck } from './readiness.ts';
 import { useRestAdapter } from './rest/rest-plugin.ts';
 
 export interface AppDeps {
@@ -16,7 +19,11 @@ export interface AppDeps {
   restBasePath: string;
   maxBodyBytes: number;
   openApiDocument: object;
+  /** Resolves when the database answers; backs `GET /ready`. */
+  checkDatabase: () => Promise<void>;
 }
+
+const GRAPHQL_ENDPOINT = '/graphql';
 
 const EXAMPLE_OPERATION = /* GraphQL */ `# Every request needs your API key: set it in the Headers tab below.
 query AvailablePets {
@@ -36,14 +43,16 @@ mutation AddPet {
 }
 `;
 
-/** Yoga speaks through this adapter so its diagnostics land in our structured log. */
+/** Yoga speaks through this adapter so its diagnostics land in our structured log, errors with stacks. */
 function yogaLogger(logger: Logger) {
-  return {
-    debug: (...args: unknown[]) => logger.debug(args.map(String).join(' ')),
-    info: (...args: unknown[]) => logger.info(args.map(String).join(' ')),
-    warn: (...args: unknown[]) => logger.warn(args.map(String).join(' ')),
-    error: (...args: unknown[]) => logger.error(args.map(String).join(' ')),
-  };
+  const forward =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]) => {
+      const err = args.find((arg) => arg instanceof Error);
+      const text = args.filter((arg) => !(arg instanceof Error)).map(String).join(' ');
+      logger[level](err ? { err } : {}, text || (err as Error | undefined)?.message || 'yoga');
+    };
+  return { debug: forward('debug'), info: forward('info'), warn: forward('warn'), error: forward('error') };
 }
 
 /** Builds the service (GraphQL at /graphql, GraphiQL, REST under restBasePath); never listens. */
@@ -51,32 +60,31 @@ export function createApp(deps: AppDeps) {
   const verifyApiKey = createApiKeyVerifier(deps.apiKeys);
   const createContext = createContextFactory({ pets: deps.pets, verifyApiKey, logger: deps.logger });
 
-  // Reject a missing or bad key before parsing, so unauthenticated callers learn nothing of the schema.
-  const useEarlyAuth: Plugin = {
-    onParams: ({ request }) => {
-      createContext({ request } as Parameters<typeof createContext>[0]);
-    },
-  };
-
   return createYoga({
     schema,
     context: createContext,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/health',
     landingPage: false,
     // Server-to-server clients and same-origin GraphiQL need no CORS; opening it is a deployment decision.
     cors: false,
+    // Nothing here takes file uploads; multipart parsing would only be more to attack.
+    multipart: false,
     renderGraphiQL,
     graphiql: {
       title: 'Petstore GraphQL',
       defaultQuery: EXAMPLE_OPERATION,
       headers: JSON.stringify({ Authorization: 'Bearer <API_KEY>' }, null, 2),
-      shouldPersistHeaders: true,
+      // Off: persisting would keep the bearer key in the browser's localStorage.
+      shouldPersistHeaders: false,
     },
-    maskedErrors: { maskError: createMaskError(deps.logger) },
+    // isDev false: stack traces never reach clients, whatever NODE_ENV says.
+    maskedErrors: { maskError: createMaskError(deps.logger), isDev: false },
     logging: yogaLogger(deps.logger),
     plugins: [
-      useEarlyAuth,
+      useApiKeyAuth({ verifyApiKey, graphqlEndpoint: GRAPHQL_ENDPOINT }),
+      useReadinessCheck({ path: '/ready', check: deps.checkDatabase }),
+      ...useQueryLimits(),
       useVariableErrorCodes(),
       useRestAdapter({
         schema,

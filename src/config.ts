@@ -10,7 +10,8 @@ const apiKeyList = z
       z
         .string()
         .min(16, 'each key needs at least 16 characters')
-        .regex(/^[\x21-\x7e]+$/, 'keys are printable ASCII without spaces'),
+        // RFC 6750 token68: what a Bearer header can carry, so every accepted key can log in.
+        .regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'keys may use letters, digits and - . _ ~ + / (then = padding)'),
     ),
   );
 

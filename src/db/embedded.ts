@@ -1,16 +1,19 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
+
+export type EmbeddedKind = 'ferretdb' | 'mongod' | 'mongodb-memory-server';
 
 /** A MongoDB-compatible server this process started and must stop. */
 export interface EmbeddedDatabase {
   uri: string;
-  kind: 'ferretdb' | 'mongod' | 'mongodb-memory-server';
+  kind: EmbeddedKind;
   stop(): Promise<void>;
+  /** Called if the server dies while we still use it, so the service can exit instead of 503-ing forever. */
+  onUnexpectedExit(listener: (code: number | null) => void): void;
 }
 
 export interface EmbeddedOptions {
@@ -19,8 +22,9 @@ export interface EmbeddedOptions {
   log: (message: string) => void;
 }
 
-const FERRETDB_SOURCE = fileURLToPath(new URL('../../tools/ferretdb/', import.meta.url));
 const READY_TIMEOUT_MS = 30_000;
+/** Which server wrote DATA_DIR: starting another over it would look like every pet vanished. */
+const BACKEND_MARKER = '.backend';
 
 export class NoEmbeddedDatabaseError extends Error {
   constructor(reasons: string[]) {
@@ -51,70 +55,59 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** The binary is keyed by a hash of its sources, so editing them rebuilds and nothing stale runs. */
-export function ferretDbBinaryPath(): string {
-  const hash = createHash('sha256');
-  for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(join(FERRETDB_SOURCE, file)));
-  return join(FERRETDB_SOURCE, 'bin', `ferretdb-${hash.digest('hex').slice(0, 12)}`);
+/** Stops the child; whoever asked for the stop is not told of the exit as "unexpected". */
+function supervise(child: ChildProcess, kind: EmbeddedKind, uri: string): EmbeddedDatabase {
+  let stopping = false;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return {
+    uri,
+    kind,
+    async stop() {
+      stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+    onUnexpectedExit(listener) {
+      child.once('exit', (code) => {
+        if (!stopping) listener(code);
+      });
+    },
+  };
 }
 
-/** Builds FerretDB from the Go module proxy once; later calls find the cached binary. */
-export async function buildFerretDb(log: (message: string) => void): Promise<string> {
-  const binary = ferretDbBinaryPath();
-  if (existsSync(binary)) return binary;
-  mkdirSync(join(FERRETDB_SOURCE, 'bin'), { recursive: true });
-  const partial = `${binary}.${process.pid}.partial`;
-  log('building the embedded database (FerretDB v1.24, SQLite backend); the first build takes a minute or two');
-  const started = Date.now();
-  const child = spawn('go', ['build', '-v', '-trimpath', '-o', partial, '.'], {
-    cwd: FERRETDB_SOURCE,
-    stdio: ['ignore', 'inherit', 'pipe'],
-  });
-  let built = 0;
-  // `go build -v` names each package as it compiles: a cheap, honest progress signal.
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    built += 1;
-    if (built % 25 === 0 || /^(go: |#|.*error)/.test(line)) log(`  ${built} packages compiled (${line})`);
-  });
-  const code = await new Promise<number | null>((done) => child.on('close', done));
-  if (code !== 0) throw new Error(`go build of the embedded database failed with exit code ${code}`);
-  renameSync(partial, binary);
-  log(`embedded database built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return binary;
-}
-
-function waitForExit(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => child.once('exit', () => done()));
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  const exited = waitForExit(child);
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function startFerretDb(binary: string, dataDir: string): Promise<EmbeddedDatabase> {
-  const port = await freePort();
-  // FerretDB warns about every command it lacks (the driver's endSessions, say): errors are what matter here.
-  const args = ['--listen', `127.0.0.1:${port}`, '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
-  const child = spawn(binary, args, {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const uri = await new Promise<string>((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error('FerretDB did not become ready in time')), READY_TIMEOUT_MS);
-    child.once('exit', (code) => fail(new Error(`FerretDB exited early with code ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const match = /^ready (\S+)/.exec(line);
-      if (match?.[1]) {
+/** Waits for the child's readiness line; on failure or timeout the child is killed, never left behind. */
+async function waitForReady(child: ChildProcess, output: NodeJS.ReadableStream, ready: (line: string) => string | null): Promise<string> {
+  return new Promise<string>((resolveReady, fail) => {
+    const abort = (error: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      fail(error);
+    };
+    const timer = setTimeout(() => abort(new Error('did not become ready in time')), READY_TIMEOUT_MS);
+    child.once('error', abort);
+    child.once('exit', (code) => abort(new Error(`exited early with code ${code}`)));
+    createInterface({ input: output }).on('line', (line) => {
+      const value = ready(line);
+      if (value !== null) {
         clearTimeout(timer);
-        ready(match[1]);
+        child.removeAllListeners('exit');
+        child.removeAllListeners('error');
+        resolveReady(value);
       }
     });
   });
-  return { uri, kind: 'ferretdb', stop: () => stopChild(child) };
+}
+
+async function startFerretDb(binary: string, dataDir: string): Promise<EmbeddedDatabase> {
+  // Port 0: FerretDB binds a free port itself and reports it, so no other process can take it first.
+  // It warns about every command it lacks (the driver's endSessions, say): errors are what matter.
+  const args = ['--listen', '127.0.0.1:0', '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
+  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const uri = await waitForReady(child, child.stdout!, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
+  return supervise(child, 'ferretdb', uri);
 }
 
 async function startMongod(dataDir: string): Promise<EmbeddedDatabase> {
@@ -124,17 +117,8 @@ async function startMongod(dataDir: string): Promise<EmbeddedDatabase> {
   const child = spawn('mongod', ['--dbpath', dbPath, '--port', String(port), '--bind_ip', '127.0.0.1'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await new Promise<void>((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error('mongod did not become ready in time')), READY_TIMEOUT_MS);
-    child.once('exit', (code) => fail(new Error(`mongod exited early with code ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line.includes('Waiting for connections')) {
-        clearTimeout(timer);
-        ready();
-      }
-    });
-  });
-  return { uri: `mongodb://127.0.0.1:${port}/`, kind: 'mongod', stop: () => stopChild(child) };
+  await waitForReady(child, child.stdout!, (line) => (line.includes('Waiting for connections') ? line : null));
+  return supervise(child, 'mongod', `mongodb://127.0.0.1:${port}/`);
 }
 
 async function startMemoryServer(dataDir: string): Promise<EmbeddedDatabase> {
@@ -146,37 +130,49 @@ async function startMemoryServer(dataDir: string): Promise<EmbeddedDatabase> {
   const dbPath = join(dataDir, 'memory-server');
   mkdirSync(dbPath, { recursive: true });
   const server = await MongoMemoryServer.create({ instance: { dbPath, storageEngine: 'wiredTiger' } });
-  return { uri: server.getUri(), kind: 'mongodb-memory-server', stop: async () => void (await server.stop()) };
+  return {
+    uri: server.getUri(),
+    kind: 'mongodb-memory-server',
+    stop: async () => void (await server.stop()),
+    onUnexpectedExit: () => {},
+  };
+}
+
+function readMarker(directory: string): string | undefined {
+  const file = join(directory, BACKEND_MARKER);
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
 
 /** FerretDB when Go is here, else `mongod` on PATH, else mongodb-memory-server, else a clear error. */
 export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const directory = resolve(dataDir);
   mkdirSync(directory, { recursive: true });
+  const marker = readMarker(directory);
   const reasons: string[] = [];
-  const cached = existsSync(ferretDbBinaryPath());
-  if (cached || commandExists('go', ['version'])) {
-    try {
-      return await startFerretDb(await buildFerretDb(log), directory);
-    } catch (error) {
-      reasons.push(`FerretDB: ${(error as Error).message}`);
+  const candidates: { kind: EmbeddedKind; available: () => string | null; start: () => Promise<EmbeddedDatabase> }[] = [
+    {
+      kind: 'ferretdb',
+      available: () =>
+        existsSync(ferretDbBinaryPath()) || commandExists('go', ['version']) ? null : 'Go is not installed, so it cannot be built',
+      start: async () => startFerretDb(await buildFerretDb(log), directory),
+    },
+    { kind: 'mongod', available: () => (commandExists('mongod', ['--version']) ? null : 'not on PATH'), start: () => startMongod(directory) },
+    { kind: 'mongodb-memory-server', available: () => null, start: () => startMemoryServer(directory) },
+  ];
+  for (const candidate of candidates) {
+    const unavailable =
+      marker && marker !== candidate.kind ? `${directory} holds ${marker} data; not starting another server over it` : candidate.available();
+    if (unavailable) {
+      reasons.push(`${candidate.kind}: ${unavailable}`);
+      continue;
     }
-  } else {
-    reasons.push('FerretDB: Go is not installed, so it cannot be built');
-  }
-  if (commandExists('mongod', ['--version'])) {
     try {
-      return await startMongod(directory);
+      const database = await candidate.start();
+      writeFileSync(join(directory, BACKEND_MARKER), `${candidate.kind}\n`);
+      return database;
     } catch (error) {
-      reasons.push(`mongod: ${(error as Error).message}`);
+      reasons.push(`${candidate.kind}: ${(error as Error).message}`);
     }
-  } else {
-    reasons.push('mongod: not on PATH');
-  }
-  try {
-    return await startMemoryServer(directory);
-  } catch (error) {
-    reasons.push(`mongodb-memory-server: ${(error as Error).message}`);
   }
   throw new NoEmbeddedDatabaseError(reasons);
 }

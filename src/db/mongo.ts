@@ -1,9 +1,11 @@
 import { MongoClient, type Db } from 'mongodb';
-import { ensurePetIndexes } from '../pets/pet-repository.ts';
 
 export interface Database {
   client: MongoClient;
   db: Db;
+  /** FerretDB runs findAndModify without a transaction; callers that count on its atomicity need to know. */
+  isFerretDb: boolean;
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,7 +21,12 @@ export async function connectDatabase(uri: string, dbName: string): Promise<Data
   });
   await client.connect();
   const db = client.db(dbName);
-  await db.command({ ping: 1 });
-  await ensurePetIndexes(db);
-  return { client, db, close: () => client.close() };
+  const buildInfo = await db.admin().command({ buildInfo: 1 });
+  return {
+    client,
+    db,
+    isFerretDb: 'ferretdbVersion' in buildInfo,
+    ping: async () => void (await db.command({ ping: 1 })),
+    close: () => client.close(),
+  };
 }

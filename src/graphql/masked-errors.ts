@@ -19,7 +19,9 @@ export function createMaskError(logger: Logger): MaskError {
       logger.error({ err: cause }, 'database unreachable');
       return serviceUnavailable();
     }
-    logger.error({ err: cause }, 'unexpected error');
-    return yogaMaskError(error, message, isDev);
+    // Yoga hands every error over, our own GraphQLErrors included; only what it masks is a bug.
+    const masked = yogaMaskError(error, message, isDev);
+    if (masked !== error) logger.error({ err: cause }, 'unexpected error');
+    return masked;
   };
 }

@@ -1,45 +1,73 @@
-import { GraphQLError } from 'graphql';
+import {
+  coerceInputValue,
+  getOperationAST,
+  isInputType,
+  isNonNullType,
+  typeFromAST,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLSchema,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { badUserInput } from './errors.ts';
 
+export interface VariableProblem {
+  field: string;
+  reason: string;
+}
+
+/** Turns one coercion message of graphql-js 16 into a reason; the path comes structured from coercion. */
+function describe(path: string, message: string): VariableProblem {
+  const required = /^Field "(\w+)" of required type "[^"]+" was not provided\.$/.exec(message);
+  if (required?.[1]) return { field: `${path}.${required[1]}`, reason: 'is required' };
+  const unknown = /^Field "(.+)" is not defined by type "\w+"\./s.exec(message);
+  if (unknown?.[1]) return { field: `${path}.${unknown[1]}`, reason: 'is not a known field' };
+  if (/^Expected non-nullable type "[^"]+" not to be null\.$/.test(message)) return { field: path, reason: 'must not be null' };
+  const scalar = /^Expected type "\w+"\. (.*)$/s.exec(message);
+  return { field: path, reason: (scalar?.[1] ?? message).replace(/\.$/, '') };
+}
+
 /**
- * graphql-js reports bad variables (wrong type, unknown field, null for a required field) before any
- * resolver runs, with the path only inside its message and no `extensions.code`. These patterns
- * follow graphql-js 16's coerceInputValue/getVariableValues messages; anything else passes through.
+ * Re-coerces the variables of an operation that failed before execution, to learn which argument
+ * path broke which rule. graphql-js reports that path only inside its message, where a client's own
+ * object keys would be printed unescaped; coerceInputValue hands it over as data.
  */
-const AT_PATH = /^Variable "\$\w+" got invalid value .*? at "([^"]+)"; (?:Expected type "\w+"\. )?(.*)$/s;
-const AT_VARIABLE = /^Variable "\$(\w+)" got invalid value .*?; (?:Expected type "\w+"\. )?(.*)$/s;
-const MISSING_VARIABLE = /^Variable "\$(\w+)" of (?:required|non-null) type "[^"]+" (?:was not provided|must not be null)\.$/;
-const NAMED_FIELD = /^Field "(\w+)" (?:of required type "[^"]+" was not provided|is not defined by type "\w+")/;
-
-export function describeVariableError(message: string): { field: string; reason: string } | null {
-  const missing = MISSING_VARIABLE.exec(message);
-  if (missing?.[1]) return { field: missing[1], reason: 'is required' };
-  const match = AT_PATH.exec(message) ?? AT_VARIABLE.exec(message);
-  if (!match?.[1] || match[2] === undefined) return null;
-  const [, path, reason] = match;
-  const named = NAMED_FIELD.exec(reason);
-  if (named?.[1]) {
-    const unknown = reason.includes('is not defined');
-    return { field: `${path}.${named[1]}`, reason: unknown ? 'is not a known field' : 'is required' };
+export function findVariableProblems(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): VariableProblem[] {
+  const problems: VariableProblem[] = [];
+  for (const definition of getOperationAST(document, operationName)?.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    const type = typeFromAST(schema, definition.type);
+    if (!type || !isInputType(type)) continue;
+    const value = variables?.[name];
+    if (value === undefined) {
+      if (isNonNullType(type) && !definition.defaultValue) problems.push({ field: name, reason: 'is required' });
+      continue;
+    }
+    coerceInputValue(value, type, (path, _invalid, error) => {
+      problems.push(describe([name, ...path].join('.'), error.message));
+    });
   }
-  if (/^Expected non-nullable type .* not to be null\.?$/.test(reason)) return { field: path, reason: 'must not be null' };
-  return { field: path, reason: reason.replace(/\.$/, '') };
+  return problems;
 }
 
-function withCode(error: GraphQLError): GraphQLError {
-  if (error.extensions?.code !== undefined) return error;
-  const described = describeVariableError(error.message);
-  return described ? badUserInput(described.field, described.reason) : error;
+function isVariableError(error: GraphQLError): boolean {
+  return error.extensions?.code === undefined && /^Variable "\$\w+" /.test(error.message);
 }
 
-/** Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as our own. */
+/** Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as the zod rules'. */
 export function useVariableErrorCodes(): Plugin {
   return {
-    onExecute: () => ({
+    onExecute: ({ args }) => ({
       onExecuteDone: ({ result, setResult }) => {
-        if (!('errors' in result) || !result.errors?.length || result.data) return;
-        setResult({ ...result, errors: result.errors.map((error) => (error instanceof GraphQLError ? withCode(error) : error)) });
+        if (!('errors' in result) || !result.errors?.some(isVariableError) || result.data) return;
+        const problems = findVariableProblems(args.schema, args.document, args.operationName, args.variableValues);
+        if (problems.length === 0) return;
+        setResult({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });
       },
     }),
   };

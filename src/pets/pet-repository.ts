@@ -53,13 +53,21 @@ export async function ensurePetIndexes(db: Db): Promise<void> {
   await db.collection<PetDocument>(PETS).createIndex({ status: 1, _id: 1 }, { name: 'status_id' });
 }
 
-export function createMongoPetRepository(db: Db): PetRepository {
+export interface PetRepositoryOptions {
+  /**
+   * Allocate ids one at a time in this process. Needed on FerretDB, where concurrent findAndModify
+   * calls can hand out the same value and 100 of them at once collide over and over; on MongoDB
+   * `$inc` is atomic and this would only serialise every create.
+   */
+  serializeIdAllocation: boolean;
+}
+
+export function createMongoPetRepository(db: Db, options: PetRepositoryOptions): PetRepository {
   const pets: Collection<PetDocument> = db.collection<PetDocument>(PETS);
   const counters: Collection<CounterDocument> = db.collection<CounterDocument>(COUNTERS);
-  // One counter round trip at a time per process: on FerretDB concurrent findAndModify calls can hand
-  // out the same value, and 100 of them at once collide over and over. Other instances may still race
-  // us; the unique _id and the resync below take care of those rarer collisions.
-  const oneAtATime = pLimit(1);
+  // Other instances may still race us; the unique _id and the resync below handle those collisions.
+  const limit = pLimit(1);
+  const oneAtATime = <T>(task: () => Promise<T>): Promise<T> => (options.serializeIdAllocation ? limit(task) : task());
 
   async function incrementCounter(): Promise<number> {
     for (let attempt = 0; ; attempt++) {

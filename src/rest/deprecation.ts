@@ -1,9 +1,5 @@
 import type { Logger } from 'pino';
-
-/** When this gateway first published getPet as deprecated (RFC 9745 wants a date, the spec gives none). */
-export const GET_PET_DEPRECATED_AT = new Date('2026-11-22T00:00:00Z');
-/** The removal date the spec announces. */
-export const GET_PET_SUNSET = new Date('2030-12-05T00:00:00Z');
+import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET } from '../deprecations.ts';
 
 export function deprecationHeaders(basePath: string): Record<string, string> {
   return {

@@ -16,7 +16,8 @@ function assertJsonContentType(header: string | null): void {
 }
 
 function tooLarge(maxBytes: number): RestError {
-  return new RestError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`);
+  // The rest of the body stays unread on the socket, so it cannot carry another request: close it.
+  return new RestError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`, { Connection: 'close' });
 }
 
 /**

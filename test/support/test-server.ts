@@ -6,7 +6,7 @@ import supertest from 'supertest';
 import { inject } from 'vitest';
 import { createApp, type App } from '../../src/app.ts';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
-import { createMongoPetRepository } from '../../src/pets/pet-repository.ts';
+import { createMongoPetRepository, ensurePetIndexes } from '../../src/pets/pet-repository.ts';
 import { loadOpenApiDocument } from '../../src/rest/openapi-document.ts';
 
 export const API_KEY = 'test-key-aaaaaaaaaaaaaaaaaaaa';
@@ -52,8 +52,10 @@ export function uniqueDbName(prefix = 'test'): string {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dbName = options.dbName ?? uniqueDbName();
   const database = await connectDatabase(options.mongoUri ?? inject('mongoUri'), dbName);
+  await ensurePetIndexes(database.db);
   const yoga = createApp({
-    pets: createMongoPetRepository(database.db),
+    pets: createMongoPetRepository(database.db, { serializeIdAllocation: database.isFerretDb }),
+    checkDatabase: database.ping,
     apiKeys: [API_KEY, OTHER_API_KEY],
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     restBasePath: options.restBasePath ?? '/v1',

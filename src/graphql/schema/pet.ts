@@ -1,3 +1,4 @@
+import { GET_PET_DEPRECATION_REASON } from '../../deprecations.ts';
 import { decodeCursor, encodeCursor } from '../../pets/cursor.ts';
 import { LIST_LIMIT, PET_NAME_MAX_LENGTH, type NewPet, type Pet, type PetPage } from '../../pets/pet.ts';
 import { categoryIdRule, listLimitRule, petIdRule, petNameRule } from '../../pets/pet-rules.ts';
@@ -5,8 +6,6 @@ import { builder } from '../builder.ts';
 import { badUserInput } from '../errors.ts';
 import { Int64 } from './int64.ts';
 
-export const PET_DEPRECATION_REASON =
-  'Use `pets(status:)` instead; `pet(id:)` and REST GET /pets/{petId} are removed on 5 December 2030.';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of a pet. The REST contract spells the values in lower case.',
@@ -112,7 +111,7 @@ builder.queryFields((t) => ({
   pet: t.field({
     type: PetRef,
     nullable: true,
-    deprecationReason: PET_DEPRECATION_REASON,
+    deprecationReason: GET_PET_DEPRECATION_REASON,
     description: 'The pet with this id, or null when there is none.',
     args: { id: t.arg.id({ required: true, validate: { schema: petIdRule } }) },
     resolve: (_root, args, ctx) => ctx.pets.findById(Number(args.id)),
