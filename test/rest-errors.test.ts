@@ -124,13 +124,13 @@ describe('routing under /v1', () => {
   });
 
   it.each([
-    ['DELETE', '/v1/pets', 'GET, POST'],
-    ['PUT', '/v1/pets', 'GET, POST'],
-    ['PATCH', '/v1/pets', 'GET, POST'],
-    ['POST', '/v1/pets/1', 'GET'],
-    ['PUT', '/v1/pets/1', 'GET'],
-    ['PATCH', '/v1/pets/1', 'GET'],
-    ['DELETE', '/v1/pets/1', 'GET'],
+    ['DELETE', '/v1/pets', 'GET, POST, HEAD'],
+    ['PUT', '/v1/pets', 'GET, POST, HEAD'],
+    ['PATCH', '/v1/pets', 'GET, POST, HEAD'],
+    ['POST', '/v1/pets/1', 'GET, HEAD'],
+    ['PUT', '/v1/pets/1', 'GET, HEAD'],
+    ['PATCH', '/v1/pets/1', 'GET, HEAD'],
+    ['DELETE', '/v1/pets/1', 'GET, HEAD'],
   ])('answers %s %s with 405 METHOD_NOT_ALLOWED and Allow: %s', async (method, path, allow) => {
     const response = await server.request[method.toLowerCase() as 'delete' | 'put' | 'patch' | 'post'](path)
       .set(AUTH)
@@ -139,6 +139,16 @@ describe('routing under /v1', () => {
     assertErrorResponse(response);
     expectError(response, 405, 'METHOD_NOT_ALLOWED');
     expect(response.headers.allow).toBe(allow);
+  });
+
+  it('answers HEAD wherever GET answers, with the same status and headers and no body (RFC 9110 §9.1)', async () => {
+    const list = await server.request.head('/v1/pets?limit=1').set(AUTH);
+    expect(list.status).toBe(200);
+    expect(list.headers['content-type']).toContain('application/json');
+    expect(list.text ?? '').toBe('');
+    const unauthenticated = await server.request.head('/v1/pets');
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers['www-authenticate']).toMatch(/^Bearer/);
   });
 
   it('stores nothing on a 405', async () => {

@@ -60,16 +60,18 @@ export function useRestAdapter(options: RestAdapterOptions): Plugin {
 
   async function handle(request: Request, url: URL, serverContext: object): Promise<Response> {
     const path = url.pathname.slice(basePath.length);
+    // RFC 9110 §9.1: HEAD goes wherever GET does; Node sends the headers and drops the body.
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
     if (path === '/openapi.json') {
-      if (request.method === 'GET') return new Response(openApiJson, { headers: { 'Content-Type': 'application/json' } });
+      if (method === 'GET') return new Response(openApiJson, { headers: { 'Content-Type': 'application/json' } });
       return new RestError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}; use GET`, {
-        Allow: 'GET',
+        Allow: 'GET, HEAD',
       }).toResponse();
     }
     const onPath = compiled
       .map(({ route, pattern }) => ({ route, match: pattern.exec(path) }))
       .filter((candidate) => candidate.match !== null);
-    const matched = onPath.find(({ route }) => route.method === request.method);
+    const matched = onPath.find(({ route }) => route.method === method);
     const extraHeaders = matched?.route.deprecated ? deprecationHeaders(basePath) : {};
     try {
       // Authentication first, before any other answer: it runs in the shared context factory.
@@ -77,7 +79,8 @@ export function useRestAdapter(options: RestAdapterOptions): Plugin {
       const contextValue = await enveloped.contextFactory();
       if (!matched) {
         if (onPath.length === 0) throw new RestError('ROUTE_NOT_FOUND', `No route ${request.method} ${url.pathname}`);
-        const allow = [...new Set(onPath.map(({ route }) => route.method))].join(', ');
+        const methods = new Set(onPath.map(({ route }) => route.method));
+        const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
         throw new RestError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}; use ${allow}`, {
           Allow: allow,
         });
