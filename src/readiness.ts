@@ -6,14 +6,13 @@ import type { Plugin } from 'graphql-yoga';
  */
 export function useReadinessCheck(options: { path: string; check: () => Promise<void> }): Plugin {
   return {
-    async onRequest({ url, endResponse }) {
+    // Not async: every request passes this hook, and only /ready should pay for a promise.
+    onRequest({ url, endResponse }) {
       if (url.pathname !== options.path) return;
-      try {
-        await options.check();
-        endResponse(Response.json({ status: 'ready' }));
-      } catch {
-        endResponse(Response.json({ status: 'unavailable' }, { status: 503, headers: { 'Retry-After': '5' } }));
-      }
+      return options.check().then(
+        () => endResponse(Response.json({ status: 'ready' })),
+        () => endResponse(Response.json({ status: 'unavailable' }, { status: 503, headers: { 'Retry-After': '5' } })),
+      );
     },
   };
 }

@@ -38,6 +38,12 @@ function decodePathParams(groups: Record<string, string> | undefined): Record<st
   return decoded;
 }
 
+/** 405 with the methods the path takes; HEAD goes wherever GET does. */
+function methodNotAllowed(method: string, pathname: string, methods: ReadonlySet<string>): RestError {
+  const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
+  return new RestError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${pathname}; use ${allow}`, { Allow: allow });
+}
+
 type YogaLike = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
 
 /**
@@ -64,9 +70,7 @@ export function useRestAdapter(options: RestAdapterOptions): Plugin {
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     if (path === '/openapi.json') {
       if (method === 'GET') return new Response(openApiJson, { headers: { 'Content-Type': 'application/json' } });
-      return new RestError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}; use GET`, {
-        Allow: 'GET, HEAD',
-      }).toResponse();
+      return methodNotAllowed(request.method, url.pathname, new Set(['GET'])).toResponse();
     }
     const onPath = compiled
       .map(({ route, pattern }) => ({ route, match: pattern.exec(path) }))
@@ -79,11 +83,7 @@ export function useRestAdapter(options: RestAdapterOptions): Plugin {
       const contextValue = await enveloped.contextFactory();
       if (!matched) {
         if (onPath.length === 0) throw new RestError('ROUTE_NOT_FOUND', `No route ${request.method} ${url.pathname}`);
-        const methods = new Set(onPath.map(({ route }) => route.method));
-        const allow = [...methods, ...(methods.has('GET') ? ['HEAD'] : [])].join(', ');
-        throw new RestError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}; use ${allow}`, {
-          Allow: allow,
-        });
+        throw methodNotAllowed(request.method, url.pathname, new Set(onPath.map(({ route }) => route.method)));
       }
       const { route, match } = matched;
       if (route.deprecated) trackDeprecatedUse(route.operationId, (contextValue as unknown as Pick<Context, 'keyId'>).keyId);

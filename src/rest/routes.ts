@@ -120,7 +120,7 @@ const createPet: Route<ResultOf<typeof CreatePetOperation>> = {
     }
     const input: Record<string, unknown> = { ...body };
     // null goes on for GraphQL to refuse ("must not be null"); any other value must be a contract value.
-    if (input.status !== null) input.status = statusName(input.status, 'status', status);
+    if ('status' in input && input.status !== null) input.status = statusName(input.status, 'status', status);
     return { input };
   },
   respond: ({ createPet: pet }, { basePath }, status) => ({
