@@ -35,6 +35,8 @@ const envSchema = z.object({
     .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /v1, without a trailing slash')
     .default('/v1'),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
+  MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
 });
 
 export type Config = z.infer<typeof envSchema>;

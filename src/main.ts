@@ -1,16 +1,12 @@
-// Side effects only: configuration, database, HTTP listener, shutdown.
-import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+// Side effects only: configuration, database, HTTP listener, drain on SIGTERM/SIGINT.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
-import { pinoHttp } from 'pino-http';
-import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
+import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
 import { createMongoPetRepository, ensurePetIndexes } from './pets/pet-repository.ts';
-import { loadOpenApiDocument } from './rest/openapi-document.ts';
-
-const SHUTDOWN_GRACE_MS = 10_000;
+import { createService, type Service } from './service.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -20,38 +16,62 @@ if (!loaded.ok) {
 const config = loaded.config;
 const logger = pino({ level: config.LOG_LEVEL, base: { service: 'petstore-gateway' } });
 
+// Slow senders must not hold sockets: headers within 15 s, the whole request within 30 s.
+const HEADERS_TIMEOUT_MS = 15_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** While draining, sockets that became idle after their last response are closed this often. */
+const IDLE_SWEEP_MS = 100;
+
 let embedded: EmbeddedDatabase | undefined;
 let database: Database | undefined;
-let server: ReturnType<typeof createServer> | undefined;
+let service: Service | undefined;
+let server: Server | undefined;
 let stopping = false;
 
+/** Waits for in-flight requests to finish (up to the deadline), then closes the connections. */
+async function drainHttp(http: Server): Promise<void> {
+  const closed = new Promise<void>((done) => http.close(() => done()));
+  const sweep = setInterval(() => http.closeIdleConnections(), IDLE_SWEEP_MS);
+  http.closeIdleConnections();
+  const deadline = setTimeout(() => {
+    logger.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'drain deadline passed: closing the remaining connections');
+    http.closeAllConnections();
+  }, config.SHUTDOWN_TIMEOUT_MS);
+  await closed;
+  clearInterval(sweep);
+  clearTimeout(deadline);
+}
+
 /** Stops in reverse order of start; each step runs even when an earlier one failed. */
-async function shutdown(reason: string, exitCode: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    logger.info({ reason }, 'shutting down');
-    if (server) {
-      const closed = new Promise<void>((done) => server!.close(() => done()));
-      // Idle keep-alive sockets close at once; a stuck request gets a grace period, then is cut.
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server!.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      await closed;
-      clearTimeout(timer);
-    }
-    await database?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database client failed'));
-    await embedded?.stop().catch((error: unknown) => logger.error({ err: error }, 'stopping the embedded database failed'));
-  }
+async function shutdown(reason: string, exitCode: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const started = performance.now();
+  logger.info({ reason }, 'shutting down: draining requests');
+  service?.drain();
+  if (server?.listening) await drainHttp(server);
+  await service?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the GraphQL server failed'));
+  await database?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database client failed'));
+  await embedded?.stop().catch((error: unknown) => logger.error({ err: error }, 'stopping the embedded database failed'));
+  logger.info({ reason, ms: Math.round(performance.now() - started), exitCode }, 'stopped');
   process.exit(exitCode);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 
+function isLoopback(host: string): boolean {
+  return host === '127.0.0.1' || host === '::1' || host === 'localhost';
+}
+
 async function start(): Promise<void> {
   let apiKeys = config.API_KEYS;
+  let graphiqlApiKey: string | undefined;
   if (apiKeys.length === 0) {
     // Development only (production refuses to start without keys): one key for this run, shown once.
     apiKeys = [`dev_${randomBytes(24).toString('base64url')}`];
     logger.warn({ apiKey: apiKeys[0] }, 'API_KEYS is not set: generated a development key for this run');
+    // Only this machine can load the page, so GraphiQL may open with the key already in its Headers.
+    if (isLoopback(config.HOST)) graphiqlApiKey = apiKeys[0];
   }
 
   let uri = config.MONGODB_URI;
@@ -68,41 +88,29 @@ async function start(): Promise<void> {
 
   database = await connectDatabase(uri, config.MONGODB_DB);
   await ensurePetIndexes(database.db);
-  const yoga = createApp({
+  service = createService({
     pets: createMongoPetRepository(database.db, { serializeIdAllocation: database.isFerretDb }),
     apiKeys,
     logger,
     restBasePath: config.REST_BASE_PATH,
     maxBodyBytes: config.MAX_BODY_BYTES,
-    openApiDocument: loadOpenApiDocument(),
+    maxGraphQLBodyBytes: config.MAX_GRAPHQL_BODY_BYTES,
     checkDatabase: database.ping,
+    graphiqlApiKey,
   });
 
-  // One access-log line per request (probes excluded), with an id the client also gets back.
-  const accessLog = pinoHttp({
-    logger,
-    redact: ['req.headers.authorization'],
-    autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/ready' },
-    genReqId: (req, res) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-  });
-  server = createServer((req, res) => {
-    accessLog(req, res);
-    void yoga(req, res);
-  });
-  server.on('error', (error) => {
+  const http = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, service.listener);
+  server = http;
+  http.on('error', (error) => {
     logger.fatal({ err: error }, `cannot listen on ${config.HOST}:${config.PORT}`);
     void shutdown('listen failed', 1);
   });
-  server.listen(config.PORT, config.HOST, () => {
-    const address = server!.address();
+  http.listen(config.PORT, config.HOST, () => {
+    const address = http.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
+    const origin = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
     logger.info(
-      { graphiql: `http://${config.HOST}:${port}/graphql`, rest: `http://${config.HOST}:${port}${config.REST_BASE_PATH}` },
+      { graphiql: `${origin}/graphql`, rest: `${origin}${config.REST_BASE_PATH}`, docs: `${origin}${config.REST_BASE_PATH}/docs` },
       'petstore-gateway is listening',
     );
   });

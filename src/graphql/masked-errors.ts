@@ -1,27 +1,31 @@
-import { MongoNetworkError, MongoServerSelectionError } from 'mongodb';
-import { maskError as yogaMaskError, type YogaServerOptions } from 'graphql-yoga';
-import type { Logger } from 'pino';
-import { serviceUnavailable } from './errors.ts';
+import { GraphQLError } from 'graphql';
+import type { YogaServerOptions } from 'graphql-yoga';
+import { DomainError } from '../errors.ts';
+import { fromDomainError, unexpectedError } from './errors.ts';
 
 type MaskError = NonNullable<Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean | undefined>>['maskError'];
 
-function rootCause(error: unknown): unknown {
+/** The error a resolver threw, under the GraphQLError graphql-js wrapped it in. */
+export function rootCause(error: unknown): unknown {
   let current = error;
   while (current instanceof Error && 'originalError' in current && current.originalError) current = current.originalError;
   return current;
 }
 
-/** An unreachable database is the operator's problem, not a bug: 503, and say so. Everything else is masked and logged. */
-export function createMaskError(logger: Logger): MaskError {
-  return (error, message, isDev) => {
-    const cause = rootCause(error);
-    if (cause instanceof MongoServerSelectionError || cause instanceof MongoNetworkError) {
-      logger.error({ err: cause }, 'database unreachable');
-      return serviceUnavailable();
-    }
-    // Yoga hands every error over, our own GraphQLErrors included; only what it masks is a bug.
-    const masked = yogaMaskError(error, message, isDev);
-    if (masked !== error) logger.error({ err: cause }, 'unexpected error');
-    return masked;
-  };
+/** A GraphQLError all the way down: ours (zod rules, variables) or graphql-js's own, never a wrapped throw. */
+function isOwnGraphQLError(error: unknown): boolean {
+  if (!(error instanceof GraphQLError)) return false;
+  return error.originalError == null || isOwnGraphQLError(error.originalError);
 }
+
+/**
+ * Our own GraphQLErrors pass as they are; domain errors get their code and status; everything else
+ * is a bug, masked as "Unexpected error.". Logging is Yoga's (once, for each error replaced here).
+ */
+export const maskError: MaskError = (error) => {
+  if (!(error instanceof Error)) return unexpectedError();
+  if (isOwnGraphQLError(error)) return error;
+  const cause = rootCause(error);
+  if (cause instanceof DomainError) return fromDomainError(cause);
+  return unexpectedError();
+};

@@ -1,12 +1,16 @@
 import {
-  coerceInputValue,
+  type DocumentNode,
+  GraphQLEnumType,
+  type GraphQLError,
+  type GraphQLInputType,
+  type GraphQLSchema,
   getOperationAST,
+  isInputObjectType,
   isInputType,
+  isLeafType,
+  isListType,
   isNonNullType,
   typeFromAST,
-  type DocumentNode,
-  type GraphQLError,
-  type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { badUserInput } from './errors.ts';
@@ -16,22 +20,56 @@ export interface VariableProblem {
   reason: string;
 }
 
-/** Turns one coercion message of graphql-js 16 into a reason; the path comes structured from coercion. */
-function describe(path: string, message: string): VariableProblem {
-  const required = /^Field "(\w+)" of required type "[^"]+" was not provided\.$/.exec(message);
-  if (required?.[1]) return { field: `${path}.${required[1]}`, reason: 'is required' };
-  const unknown = /^Field "(.+)" is not defined by type "\w+"\./s.exec(message);
-  if (unknown?.[1]) return { field: `${path}.${unknown[1]}`, reason: 'is not a known field' };
-  if (/^Expected non-nullable type "[^"]+" not to be null\.$/.test(message)) return { field: path, reason: 'must not be null' };
-  const scalar = /^Expected type "\w+"\. (.*)$/s.exec(message);
-  return { field: path, reason: (scalar?.[1] ?? message).replace(/\.$/, '') };
+function leafProblem(type: GraphQLInputType, value: unknown): string | undefined {
+  if (!isLeafType(type)) return undefined;
+  try {
+    if (type.parseValue(value) !== undefined) return undefined;
+  } catch (error) {
+    if (!(type instanceof GraphQLEnumType)) return (error as Error).message.replace(/\.$/, '');
+  }
+  return type instanceof GraphQLEnumType
+    ? `must be a ${type.name}: one of ${type.getValues().map(({ name }) => name).join(', ')}`
+    : `is not a valid ${type.name}`;
 }
 
 /**
- * Re-coerces the variables of an operation that failed before execution, to learn which argument
- * path broke which rule. graphql-js reports that path only inside its message, where a client's own
- * object keys would be printed unescaped; coerceInputValue hands it over as data.
+ * Walks a variable's value against its type, the way graphql-js coerces it, but reports each
+ * problem as data (the argument path and the rule broken) instead of an English sentence.
  */
+function walk(type: GraphQLInputType, value: unknown, path: string, problems: VariableProblem[]): void {
+  if (isNonNullType(type)) {
+    if (value === null) problems.push({ field: path, reason: 'must not be null' });
+    else if (value === undefined) problems.push({ field: path, reason: 'is required' });
+    else walk(type.ofType, value, path, problems);
+    return;
+  }
+  if (value === null || value === undefined) return;
+  if (isListType(type)) {
+    const items = Array.isArray(value) ? value : [value];
+    items.forEach((item, index) => walk(type.ofType, item, `${path}.${index}`, problems));
+    return;
+  }
+  if (isInputObjectType(type)) {
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      problems.push({ field: path, reason: `must be an object (${type.name})` });
+      return;
+    }
+    const fields = type.getFields();
+    const given = value as Record<string, unknown>;
+    for (const name of Object.keys(given)) {
+      if (!(name in fields)) problems.push({ field: `${path}.${name}`, reason: 'is not a known field' });
+    }
+    for (const field of Object.values(fields)) {
+      if (given[field.name] === undefined && field.defaultValue !== undefined) continue;
+      walk(field.type, given[field.name], `${path}.${field.name}`, problems);
+    }
+    return;
+  }
+  const reason = leafProblem(type, value);
+  if (reason) problems.push({ field: path, reason });
+}
+
+/** The problems of an operation's variables, by argument path (`input.name`), from the types alone. */
 export function findVariableProblems(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -44,19 +82,14 @@ export function findVariableProblems(
     const type = typeFromAST(schema, definition.type);
     if (!type || !isInputType(type)) continue;
     const value = variables?.[name];
-    if (value === undefined) {
-      if (isNonNullType(type) && !definition.defaultValue) problems.push({ field: name, reason: 'is required' });
-      continue;
-    }
-    coerceInputValue(value, type, (path, _invalid, error) => {
-      problems.push(describe([name, ...path].join('.'), error.message));
-    });
+    if (value === undefined && definition.defaultValue) continue;
+    walk(type, value, name, problems);
   }
   return problems;
 }
 
 function isVariableError(error: GraphQLError): boolean {
-  return error.extensions?.code === undefined && /^Variable "\$\w+" /.test(error.message);
+  return error.extensions?.code === undefined && error.path === undefined && error.nodes?.[0]?.kind === 'VariableDefinition';
 }
 
 /** Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as the zod rules'. */
@@ -64,7 +97,7 @@ export function useVariableErrorCodes(): Plugin {
   return {
     onExecute: ({ args }) => ({
       onExecuteDone: ({ result, setResult }) => {
-        if (!('errors' in result) || !result.errors?.some(isVariableError) || result.data) return;
+        if (!('errors' in result) || result.data || !result.errors?.some(isVariableError)) return;
         const problems = findVariableProblems(args.schema, args.document, args.operationName, args.variableValues);
         if (problems.length === 0) return;
         setResult({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });

@@ -1,6 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoServerError, type Collection, type Db } from 'mongodb';
+import {
+  MongoClientClosedError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  type Collection,
+  type Db,
+} from 'mongodb';
 import pLimit from 'p-limit';
+import { DatabaseUnavailableError, IdAllocationError } from '../errors.ts';
 import type { NewPet, Pet, PetPage, PetPageQuery, PetStatus } from './pet.ts';
 
 export interface PetRepository {
@@ -31,13 +42,6 @@ const MAX_ID_ATTEMPTS = 10;
 /** Upper bound of the random pause after a collision, so racing instances fall out of step. */
 const COLLISION_JITTER_MS = 20;
 
-export class IdAllocationError extends Error {
-  constructor(attempts: number) {
-    super(`could not allocate a unique pet id in ${attempts} attempts`);
-    this.name = 'IdAllocationError';
-  }
-}
-
 function toPet(doc: PetDocument): Pet {
   const pet: Pet = { id: doc._id, name: doc.name, categoryId: doc.categoryId };
   if (doc.status !== undefined && doc.status !== null) pet.status = doc.status;
@@ -46,6 +50,27 @@ function toPet(doc: PetDocument): Pet {
 
 function isDuplicateKey(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === DUPLICATE_KEY;
+}
+
+/** Driver errors that mean "no answer from the database", as opposed to a query it refused. */
+function isUnavailable(error: unknown): boolean {
+  return (
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoOperationTimeoutError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoTopologyClosedError ||
+    error instanceof MongoClientClosedError
+  );
+}
+
+/** The one place driver errors become domain errors, so no layer above imports the driver. */
+async function translated<T>(operation: Promise<T>): Promise<T> {
+  try {
+    return await operation;
+  } catch (error) {
+    throw isUnavailable(error) ? new DatabaseUnavailableError({ cause: error }) : error;
+  }
 }
 
 /** Creates the indexes the queries below rely on; idempotent, run at start. */
@@ -94,46 +119,61 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
    * lets the next allocation leave the collided range instead of colliding again and again.
    */
   async function resyncCounter(): Promise<void> {
-    const highest = await pets.find({}, { projection: { _id: 1 } }).sort({ _id: -1 }).limit(1).next();
+    const highest = await pets
+      .find({}, { projection: { _id: 1 } })
+      .sort({ _id: -1 })
+      .limit(1)
+      .next();
     if (highest) {
       await counters.updateOne({ _id: PET_ID_COUNTER }, { $max: { seq: highest._id } }, { upsert: true });
     }
   }
 
-  return {
-    async create(newPet) {
-      for (let attempt = 1; attempt <= MAX_ID_ATTEMPTS; attempt++) {
-        const doc: PetDocument = { _id: await nextId(), name: newPet.name, categoryId: newPet.categoryId };
-        if (newPet.status !== undefined) doc.status = newPet.status;
-        try {
-          // The unique _id is the final guard: the counter alone cannot promise uniqueness here.
-          await pets.insertOne(doc);
-          return toPet(doc);
-        } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
-          await oneAtATime(resyncCounter);
-          await sleep(Math.random() * COLLISION_JITTER_MS);
-        }
+  async function create(newPet: NewPet): Promise<Pet> {
+    for (let attempt = 1; attempt <= MAX_ID_ATTEMPTS; attempt++) {
+      const doc: PetDocument = {
+        _id: await nextId(),
+        name: newPet.name,
+        categoryId: newPet.categoryId,
+      };
+      if (newPet.status !== undefined) doc.status = newPet.status;
+      try {
+        // The unique _id is the final guard: the counter alone cannot promise uniqueness here.
+        await pets.insertOne(doc);
+        return toPet(doc);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        await oneAtATime(resyncCounter);
+        await sleep(Math.random() * COLLISION_JITTER_MS);
       }
-      throw new IdAllocationError(MAX_ID_ATTEMPTS);
-    },
+    }
+    throw new IdAllocationError(MAX_ID_ATTEMPTS);
+  }
 
-    async findById(id) {
-      const doc = await pets.findOne({ _id: id });
-      return doc ? toPet(doc) : null;
-    },
+  async function findById(id: number): Promise<Pet | null> {
+    const doc = await pets.findOne({ _id: id });
+    return doc ? toPet(doc) : null;
+  }
 
-    async listPage({ limit, status, afterId }) {
-      const filter: Record<string, unknown> = {};
-      if (status !== undefined) filter.status = status;
-      if (afterId !== undefined) filter._id = { $gt: afterId };
-      // One extra document tells whether a next page exists without a second query or a count.
-      const docs = await pets
-        .find(filter)
-        .sort({ _id: 1 })
-        .limit(limit + 1)
-        .toArray();
-      return { pets: docs.slice(0, limit).map(toPet), hasNextPage: docs.length > limit };
-    },
+  async function listPage({ limit, status, afterId }: PetPageQuery): Promise<PetPage> {
+    const filter: Record<string, unknown> = {};
+    if (status !== undefined) filter.status = status;
+    if (afterId !== undefined) filter._id = { $gt: afterId };
+    // One extra document tells whether a next page exists without a second query or a count.
+    const docs = await pets
+      .find(filter)
+      .sort({ _id: 1 })
+      .limit(limit + 1)
+      .toArray();
+    return {
+      pets: docs.slice(0, limit).map(toPet),
+      hasNextPage: docs.length > limit,
+    };
+  }
+
+  return {
+    create: (newPet) => translated(create(newPet)),
+    findById: (id) => translated(findById(id)),
+    listPage: (query) => translated(listPage(query)),
   };
 }

@@ -17,6 +17,8 @@ export type RestErrorCode = keyof typeof REST_ERRORS;
 
 /** A request the adapter refuses before or instead of running an operation. */
 export class RestError extends Error {
+  readonly status: number;
+
   constructor(
     readonly code: RestErrorCode,
     message: string,
@@ -24,14 +26,12 @@ export class RestError extends Error {
   ) {
     super(message);
     this.name = 'RestError';
+    this.status = REST_ERRORS[code];
   }
 
-  toResponse(extraHeaders: Record<string, string> = {}): Response {
-    const status = REST_ERRORS[this.code];
-    return Response.json(
-      { code: this.code, message: this.message, status },
-      { status, headers: { ...this.headers, ...extraHeaders } },
-    );
+  /** The contract's Error body. */
+  toBody(): { code: RestErrorCode; message: string; status: number } {
+    return { code: this.code, message: this.message, status: this.status };
   }
 }
 
@@ -51,21 +51,19 @@ function stringHeaders(value: unknown): Record<string, string> {
   return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
 }
 
-/** GraphQL error codes become HTTP statuses here and nowhere else. */
+function isRestCode(code: unknown): code is RestErrorCode {
+  return typeof code === 'string' && code in REST_ERRORS;
+}
+
+/**
+ * A GraphQL error as a REST Error: its code and the status it carries in `extensions.http`. A code
+ * outside the contract's set, or a status that disagrees with it, is a bug: 500, already logged.
+ */
 export function restErrorFromGraphQL(error: GraphQLError, renames: Readonly<Record<string, string>> = {}): RestError {
-  const { code, field, reason, http } = error.extensions as Record<string, unknown>;
-  const headers = stringHeaders((http as { headers?: unknown } | undefined)?.headers);
-  switch (code) {
-    case 'BAD_USER_INPUT':
-      return typeof field === 'string' && typeof reason === 'string'
-        ? invalidParameter(restFieldName(field, renames), reason)
-        : new RestError('BAD_USER_INPUT', error.message);
-    case 'UNAUTHENTICATED':
-      return new RestError('UNAUTHENTICATED', error.message, headers);
-    case 'SERVICE_UNAVAILABLE':
-      return new RestError('SERVICE_UNAVAILABLE', error.message, headers);
-    default:
-      // Whatever reached here was already masked and logged by Yoga.
-      return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
+  const { code, field, reason, http } = error.extensions as { code?: unknown; field?: unknown; reason?: unknown; http?: { status?: unknown; headers?: unknown } };
+  if (!isRestCode(code) || http?.status !== REST_ERRORS[code]) return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
+  if (code === 'BAD_USER_INPUT' && typeof field === 'string' && typeof reason === 'string') {
+    return invalidParameter(restFieldName(field, renames), reason);
   }
+  return new RestError(code, error.message, stringHeaders(http.headers));
 }

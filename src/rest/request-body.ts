@@ -1,7 +1,8 @@
+import type { IncomingMessage } from 'node:http';
 import contentType from 'content-type';
 import { RestError } from './http-errors.ts';
 
-function assertJsonContentType(header: string | null): void {
+function assertJsonContentType(header: string | undefined): void {
   if (!header) throw new RestError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as Content-Type: application/json');
   let parsed: contentType.ParsedMediaType;
   try {
@@ -22,32 +23,41 @@ function tooLarge(maxBytes: number): RestError {
 
 /**
  * Reads at most maxBytes, so an oversized or endless body costs us no more than that. Past the limit
- * we stop reading but do not cancel the stream: cancelling destroys the socket before the 413 is sent.
+ * we stop listening but do not destroy the socket: that would cut the 413 before it is sent.
  */
-async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      reader.releaseLock();
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  if (Number(req.headers['content-length'] ?? '0') > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total <= maxBytes) return void chunks.push(chunk);
+      cleanup();
+      req.pause();
+      reject(tooLarge(maxBytes));
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    // A client that goes away mid-body ends the wait too: every wait has an end.
+    const onClose = () => onError(new Error('the client closed the request before sending its body'));
+    const cleanup = () => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /** The request's JSON body: 415 for another media type, 413 past the limit, 400 when not JSON. */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  assertJsonContentType(request.headers.get('content-type'));
-  const bytes = await readBounded(request, maxBytes);
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  assertJsonContentType(req.headers['content-type']);
+  const bytes = await readBounded(req, maxBytes);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

@@ -4,17 +4,16 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { inject } from 'vitest';
-import { createApp, type App } from '../../src/app.ts';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
 import { createMongoPetRepository, ensurePetIndexes } from '../../src/pets/pet-repository.ts';
-import { loadOpenApiDocument } from '../../src/rest/openapi-document.ts';
+import { createService, type Service } from '../../src/service.ts';
 
 export const API_KEY = 'test-key-aaaaaaaaaaaaaaaaaaaa';
 export const OTHER_API_KEY = 'test-key-bbbbbbbbbbbbbbbbbbbb';
 export const AUTH = { Authorization: `Bearer ${API_KEY}` };
 
 export interface TestServer {
-  yoga: App;
+  service: Service;
   http: Server;
   baseUrl: string;
   request: ReturnType<typeof supertest>;
@@ -37,6 +36,7 @@ export interface TestServerOptions {
   dbName?: string;
   restBasePath?: string;
   maxBodyBytes?: number;
+  maxGraphQLBodyBytes?: number;
   /** Another database server than the run's shared one. */
   mongoUri?: string;
   /** Keep the database when closing (restart tests). */
@@ -48,25 +48,28 @@ export function uniqueDbName(prefix = 'test'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
-/** The real app on a real node:http server on a random loopback port, over the run's real database. */
+/**
+ * The real service, from the same composition root main.ts uses (edge, access log, request ids
+ * included), on a real node:http server on a random loopback port, over the run's real database.
+ */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dbName = options.dbName ?? uniqueDbName();
   const database = await connectDatabase(options.mongoUri ?? inject('mongoUri'), dbName);
   await ensurePetIndexes(database.db);
-  const yoga = createApp({
+  const service = createService({
     pets: createMongoPetRepository(database.db, { serializeIdAllocation: database.isFerretDb }),
     checkDatabase: database.ping,
     apiKeys: [API_KEY, OTHER_API_KEY],
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     restBasePath: options.restBasePath ?? '/v1',
     maxBodyBytes: options.maxBodyBytes ?? 16_384,
-    openApiDocument: loadOpenApiDocument(),
+    ...(options.maxGraphQLBodyBytes ? { maxGraphQLBodyBytes: options.maxGraphQLBodyBytes } : {}),
   });
-  const http = createServer(yoga);
+  const http = createServer(service.listener);
   await new Promise<void>((listening) => http.listen(0, '127.0.0.1', listening));
   const { port } = http.address() as AddressInfo;
   return {
-    yoga,
+    service,
     http,
     baseUrl: `http://127.0.0.1:${port}`,
     request: supertest(http),
@@ -75,6 +78,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       await new Promise<void>((closed) => http.close(() => closed()));
       http.closeAllConnections();
+      await service.close();
       // Harmless on FerretDB's throwaway directory; keeps a real MONGODB_URI clean.
       if (!options.keepDatabase) await database.db.dropDatabase();
       await database.close();

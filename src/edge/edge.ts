@@ -1,0 +1,121 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { ApiKeyVerifier } from '../auth/api-keys.ts';
+import type { RequestIdentity } from '../context.ts';
+import { sendJson } from '../http/send-json.ts';
+import { RestError } from '../rest/http-errors.ts';
+import { type RestExecutor, sendRestError } from '../rest/executor.ts';
+import { methodNotAllowed } from '../rest/router.ts';
+import { createAccessLog, type RequestRecord } from './access-log.ts';
+import { type Face, sendUnauthenticated } from './authenticate.ts';
+import { sendHealth, sendReadiness } from './health.ts';
+import { requestIdOf } from './request-id.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Pages anyone may load: they hold no data, and a browser cannot send a bearer key for them. */
+export interface PublicPages {
+  graphiql: Handler;
+  apiDocs: Handler;
+  openApiDocument: Handler;
+  /** Everything under /assets/: the pages' scripts and styles. */
+  assets: Handler;
+}
+
+export interface EdgeOptions {
+  logger: Logger;
+  verifyApiKey: ApiKeyVerifier;
+  graphqlEndpoint: string;
+  /** Yoga's node:http listener; the third argument becomes part of its server context. */
+  graphql: (req: IncomingMessage, res: ServerResponse, identity: RequestIdentity) => unknown;
+  rest: RestExecutor;
+  restBasePath: string;
+  pages: PublicPages;
+  checkDatabase: () => Promise<void>;
+  maxGraphQLBodyBytes: number;
+  /** True once shutdown began: /ready says 503 and every response closes its connection. */
+  isDraining: () => boolean;
+}
+
+const ASSETS_PREFIX = '/assets/';
+
+function isBrowserPage(req: IncomingMessage): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && (req.headers.accept?.includes('text/html') ?? false);
+}
+
+function onlyGet(handler: Handler): Handler {
+  return (req, res) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return handler(req, res);
+    sendRestError(res, methodNotAllowed(req.method ?? '', req.url?.split('?')[0] ?? '', ['GET']));
+  };
+}
+
+/**
+ * The service's one request listener. Once per request, for every route: request id, access log,
+ * authentication (before anything that could answer 404, 405, 413 or 415), the GraphQL body limit;
+ * then REST routes go to the REST executor and /graphql to Yoga.
+ */
+export function createEdge(options: EdgeOptions) {
+  const { logger, verifyApiKey, graphqlEndpoint, restBasePath, pages } = options;
+  const accessLog = createAccessLog(logger);
+  const restPrefix = `${restBasePath}/`;
+  const publicRoutes = new Map<string, Handler>([
+    [`${restBasePath}/openapi.json`, onlyGet(pages.openApiDocument)],
+    [`${restBasePath}/docs`, onlyGet(pages.apiDocs)],
+  ]);
+
+  function route(req: IncomingMessage, res: ServerResponse, path: string, query: string, record: RequestRecord) {
+    if (path === '/health') return sendHealth(res);
+    if (path === '/ready') return sendReadiness(res, options.checkDatabase, options.isDraining());
+    accessLog(req, res, record);
+    const publicRoute = publicRoutes.get(path);
+    if (publicRoute) return publicRoute(req, res);
+    if (path.startsWith(ASSETS_PREFIX)) return pages.assets(req, res);
+    if (path === graphqlEndpoint && isBrowserPage(req)) return pages.graphiql(req, res);
+
+    const face: Face = path === graphqlEndpoint ? 'graphql' : 'rest';
+    const isRest = path === restBasePath || path.startsWith(restPrefix);
+    const auth = verifyApiKey(req.headers.authorization ?? null);
+    if (!auth.ok) {
+      const headers = isRest ? options.rest.headersBeforeAuth(req.method ?? '', path.slice(restBasePath.length)) : {};
+      return sendUnauthenticated(res, face, auth.keyWasSent, headers);
+    }
+    record.keyId = auth.keyId;
+    const identity: RequestIdentity = { keyId: auth.keyId };
+
+    if (face === 'graphql') {
+      if (Number(req.headers['content-length'] ?? 0) > options.maxGraphQLBodyBytes) {
+        // The unread body cannot carry another request on this connection: close it.
+        const message = `The request body is larger than ${options.maxGraphQLBodyBytes} bytes`;
+        return sendJson(res, 413, { errors: [{ message, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] }, { Connection: 'close' });
+      }
+      return options.graphql(req, res, identity);
+    }
+    if (isRest) {
+      return options.rest.handle(req, res, path.slice(restBasePath.length), query, identity);
+    }
+    sendRestError(res, new RestError('ROUTE_NOT_FOUND', `No route ${req.method} ${path}`));
+  }
+
+  function fail(res: ServerResponse, error: unknown) {
+    logger.error({ err: error }, 'unexpected error at the edge');
+    if (!res.headersSent) sendRestError(res, new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.'));
+    else res.destroy();
+  }
+
+  return function edge(req: IncomingMessage, res: ServerResponse): void {
+    const record: RequestRecord = { requestId: requestIdOf(req), startedAt: performance.now() };
+    res.setHeader('X-Request-Id', record.requestId);
+    if (options.isDraining()) res.setHeader('Connection', 'close');
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const query = queryAt === -1 ? '' : url.slice(queryAt + 1);
+    try {
+      const pending = route(req, res, path, query, record);
+      if (pending instanceof Promise) pending.catch((error: unknown) => fail(res, error));
+    } catch (error) {
+      fail(res, error);
+    }
+  };
+}

@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { createApiKeyVerifier } from './auth/api-keys.ts';
+import { createContextFactory } from './context.ts';
+import { createEdge } from './edge/edge.ts';
+import { schema } from './graphql/schema/index.ts';
+import type { PetRepository } from './pets/pet-repository.ts';
+import { createRestExecutor } from './rest/executor.ts';
+import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
+import { createPublicPages } from './static/public-pages.ts';
+import { createGraphQLServer, GRAPHQL_ENDPOINT } from './yoga.ts';
+
+export interface ServiceOptions {
+  pets: PetRepository;
+  apiKeys: readonly string[];
+  logger: Logger;
+  restBasePath: string;
+  /** Largest REST request body. */
+  maxBodyBytes: number;
+  /** Largest GraphQL request body. */
+  maxGraphQLBodyBytes?: number;
+  /** Resolves when the database answers; backs `GET /ready`. */
+  checkDatabase: () => Promise<void>;
+  /** Pre-filled in GraphiQL's Headers tab: only for a generated development key on loopback. */
+  graphiqlApiKey?: string;
+}
+
+export interface Service {
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** From now on /ready says 503 and every response closes its connection. */
+  drain(): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_GRAPHQL_BODY_BYTES = 65_536;
+
+/** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
+export function createService(options: ServiceOptions): Service {
+  const { logger, restBasePath } = options;
+  const maxGraphQLBodyBytes = options.maxGraphQLBodyBytes ?? DEFAULT_MAX_GRAPHQL_BODY_BYTES;
+  const createContext = createContextFactory(options.pets);
+  const yoga = createGraphQLServer({ createContext, logger, maxBodyBytes: maxGraphQLBodyBytes });
+  const rest = createRestExecutor({
+    schema,
+    envelop: yoga,
+    basePath: restBasePath,
+    maxBodyBytes: options.maxBodyBytes,
+    logger,
+  });
+  const pages = createPublicPages({
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
+    restBasePath,
+    graphiqlApiKey: options.graphiqlApiKey,
+    openApiDocument: createOpenApiDocumentHandler(loadOpenApiDocument(), restBasePath),
+  });
+  let draining = false;
+  const listener = createEdge({
+    logger,
+    verifyApiKey: createApiKeyVerifier(options.apiKeys),
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
+    graphql: (req, res, identity) => yoga.handle(req, res, identity),
+    rest,
+    restBasePath,
+    pages,
+    checkDatabase: options.checkDatabase,
+    maxGraphQLBodyBytes,
+    isDraining: () => draining,
+  });
+  return {
+    listener,
+    drain: () => {
+      draining = true;
+    },
+    close: async () => {
+      draining = true;
+      await yoga.dispose();
+    },
+  };
+}
