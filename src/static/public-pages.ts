@@ -1,14 +1,56 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { PublicPages } from '../edge/edge.ts';
-import { sendJson } from '../http/send-json.ts';
+import { createApiDocsPage } from './api-docs-page.ts';
+import { DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
+import { createGraphiQLPage } from './graphiql-page.ts';
+import { createStaticAssets } from './static-assets.ts';
 
-// INTERIM (replaced before commit): wires the helper's GraphiQL / docs / assets modules.
-export function createPublicPages(options: {
+export interface PublicPagesOptions {
   graphqlEndpoint: string;
   restBasePath: string;
+  /** Pre-filled in GraphiQL's Headers tab (a generated development key on loopback only). */
   graphiqlApiKey: string | undefined;
   openApiDocument: (req: IncomingMessage, res: ServerResponse) => void;
-}): PublicPages {
-  const missing = (_req: IncomingMessage, res: ServerResponse) => sendJson(res, 404, { code: 'ROUTE_NOT_FOUND', message: 'not yet', status: 404 });
-  return { graphiql: missing, apiDocs: missing, assets: missing, openApiDocument: options.openApiDocument };
+  assetsDir?: string;
+}
+
+const EXAMPLE_OPERATION = /* GraphQL */ `# Every request needs your API key, sent in the Headers tab below.
+query AvailablePets {
+  pets(status: AVAILABLE, limit: 10) {
+    id
+    name
+    categoryId
+    status
+  }
+}
+
+mutation AddPet {
+  createPet(input: { name: "Rex", categoryId: 1, status: AVAILABLE }) {
+    id
+    name
+  }
+}
+`;
+
+const KEY_HINT =
+  'Set your API key in the Headers tab (bottom left): replace <API_KEY> in {"Authorization": "Bearer <API_KEY>"}, then run a query. Until then the schema and docs cannot load.';
+
+/** GraphiQL, the REST API reference and their assets, built from the files `npm run build` wrote. */
+export function createPublicPages(options: PublicPagesOptions): PublicPages {
+  const assets = createStaticAssets({ dir: options.assetsDir ?? DEFAULT_ASSETS_DIR, urlPrefix: '/assets' });
+  const key = options.graphiqlApiKey;
+  const graphiql = createGraphiQLPage({
+    manifest: assets.manifest,
+    graphqlEndpoint: options.graphqlEndpoint,
+    title: 'Petstore GraphQL',
+    defaultQuery: EXAMPLE_OPERATION,
+    headers: JSON.stringify({ Authorization: `Bearer ${key ?? '<API_KEY>'}` }, null, 2),
+    ...(key ? {} : { keyHint: KEY_HINT }),
+  });
+  const apiDocs = createApiDocsPage({
+    manifest: assets.manifest,
+    openApiUrl: `${options.restBasePath}/openapi.json`,
+    title: 'Petstore REST API',
+  });
+  return { graphiql: graphiql.send, apiDocs: apiDocs.send, assets: assets.handle, openApiDocument: options.openApiDocument };
 }

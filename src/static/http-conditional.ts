@@ -1,0 +1,60 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AssetFile, ContentCoding } from './asset-manifest.ts';
+
+/** RFC 9110 §13.1.2: If-None-Match compares weakly, and `*` matches any current representation. */
+export function matchesIfNoneMatch(req: IncomingMessage, etag: string): boolean {
+  const header = req.headers['if-none-match'];
+  if (!header) return false;
+  const opaque = etag.replace(/^W\//, '');
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === opaque;
+  });
+}
+
+/** br over gzip over identity, honouring `q=0` (sirv's own choice only looks for the substring). */
+export function preferredEncoding(acceptEncoding: string | undefined, file: AssetFile): ContentCoding {
+  const weights = new Map<string, number>();
+  for (const part of (acceptEncoding ?? '').split(',')) {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (!coding) continue;
+    const q = params.map((param) => param.trim()).find((param) => param.startsWith('q='));
+    weights.set(coding, q ? Number(q.slice(2)) : 1);
+  }
+  // NaN from a malformed q fails the comparison, which is the safe reading.
+  const accepts = (coding: string) => (weights.get(coding) ?? weights.get('*') ?? 0) > 0;
+  if (file.br && accepts('br')) return 'br';
+  if (file.gzip && (accepts('gzip') || accepts('x-gzip'))) return 'gzip';
+  return 'identity';
+}
+
+/** The service's error body shape, so clients parse one format whatever answered. */
+export function sendJsonError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: { status: number; code: string; message: string },
+  headers: Record<string, string> = {},
+): void {
+  const body = JSON.stringify({ code: error.code, message: error.message, status: error.status });
+  res.writeHead(error.status, {
+    ...headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+export const GET_AND_HEAD = 'GET, HEAD';
+
+/** Pages and files only read; any other method is answered like the REST routes answer it. */
+export function rejectUnlessReading(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return false;
+  sendJsonError(
+    req,
+    res,
+    { status: 405, code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not allowed here; use GET or HEAD` },
+    { Allow: GET_AND_HEAD },
+  );
+  return true;
+}

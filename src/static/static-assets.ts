@@ -1,0 +1,58 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import sirv from 'sirv';
+import { ENCODING_SUFFIX, type MountedManifest, readAssetManifest } from './asset-manifest.ts';
+import { matchesIfNoneMatch, preferredEncoding, rejectUnlessReading, sendJsonError } from './http-conditional.ts';
+
+/** Hashed names change with their content, so a browser may keep every file for good. */
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+export interface StaticAssets {
+  manifest: MountedManifest;
+  handle(req: IncomingMessage, res: ServerResponse): void;
+}
+
+const CONTENT_TYPES_SIRV_LACKS: Record<string, string> = { '.ico': 'image/x-icon' };
+
+/**
+ * Serves the files of `npm run build` under urlPrefix. We pick the encoding and answer conditional
+ * requests ourselves, from the manifest's strong ETags (sirv's are weak, size-mtime, and it ignores
+ * q=0); sirv then streams the chosen file from its startup index, with type, length and ranges.
+ */
+export function createStaticAssets(options: { dir: string; urlPrefix: string }): StaticAssets {
+  const urlPrefix = options.urlPrefix.replace(/\/+$/, '');
+  const manifest: MountedManifest = { ...readAssetManifest(options.dir), urlPrefix };
+  const serveFile = sirv(options.dir, { dev: false, etag: false, gzip: false, brotli: false, extensions: [] });
+
+  const notFound = (req: IncomingMessage, res: ServerResponse, path: string) =>
+    sendJsonError(req, res, { status: 404, code: 'ROUTE_NOT_FOUND', message: `No asset at ${path}` });
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const fileName = path.startsWith(`${urlPrefix}/`) ? path.slice(urlPrefix.length + 1) : '';
+    const file = manifest.files[fileName];
+    if (!file) {
+      notFound(req, res, path);
+      return;
+    }
+    if (rejectUnlessReading(req, res)) return;
+
+    const coding = preferredEncoding(req.headers['accept-encoding'], file);
+    const variant = file[coding] ?? file.identity;
+    res.setHeader('ETag', variant.etag);
+    res.setHeader('Cache-Control', IMMUTABLE);
+    if (file.br || file.gzip) res.setHeader('Vary', 'Accept-Encoding');
+    if (matchesIfNoneMatch(req, variant.etag)) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    const contentType = CONTENT_TYPES_SIRV_LACKS[fileName.slice(fileName.lastIndexOf('.'))];
+    if (contentType) res.setHeader('Content-Type', contentType);
+    // sirv reads only url and headers; a stand-in request names the variant without touching req.url,
+    // which the access log still reads when the response finishes.
+    const variantRequest = { url: `/${fileName}${ENCODING_SUFFIX[coding]}`, headers: req.headers } as IncomingMessage;
+    serveFile(variantRequest, res, () => notFound(req, res, path));
+  }
+
+  return { manifest, handle };
+}
