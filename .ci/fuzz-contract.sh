@@ -59,7 +59,7 @@ SERVICE_PID=""
 stop_service() {
   local status=$?
   if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then
-    # The service runs in its own process group (setsid): npx -> tsx -> node -> FerretDB.
+    # The service runs in its own process group (setsid): npm -> node (exec) -> FerretDB.
     kill -TERM -- "-$SERVICE_PID" 2>/dev/null || true
     for _ in $(seq 1 50); do
       kill -0 -- "-$SERVICE_PID" 2>/dev/null || break
@@ -78,7 +78,7 @@ trap 'exit 143' TERM
 
 log "starting the service on 127.0.0.1:$PORT (data dir $DATA_DIR)"
 PORT="$PORT" HOST=127.0.0.1 API_KEYS="$KEY" LOG_LEVEL=warn DATA_DIR="$DATA_DIR" NODE_ENV=production \
-  setsid npx --no-install tsx src/main.ts >"$SERVICE_LOG" 2>&1 </dev/null &
+  setsid npm start --silent >"$SERVICE_LOG" 2>&1 </dev/null &
 SERVICE_PID=$!
 
 started=$SECONDS
