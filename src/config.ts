@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** Largest GraphQL request body by default: a generous query with variables is a few KB. */
+export const DEFAULT_MAX_GRAPHQL_BODY_BYTES = 65_536;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const apiKeyList = z
@@ -35,7 +38,7 @@ const envSchema = z.object({
     .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /v1, without a trailing slash')
     .default('/v1'),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
-  MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+  MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(DEFAULT_MAX_GRAPHQL_BODY_BYTES),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
 });
 

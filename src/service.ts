@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './auth/api-keys.ts';
+import { DEFAULT_MAX_GRAPHQL_BODY_BYTES } from './config.ts';
 import { createContextFactory } from './context.ts';
 import { createEdge } from './edge/edge.ts';
 import { schema } from './graphql/schema/index.ts';
@@ -31,8 +32,6 @@ export interface Service {
   drain(): void;
   close(): Promise<void>;
 }
-
-export const DEFAULT_MAX_GRAPHQL_BODY_BYTES = 65_536;
 
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(options: ServiceOptions): Service {

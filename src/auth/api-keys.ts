@@ -11,7 +11,7 @@ function sha256(text: string): Buffer {
 }
 
 /** A short, stable, non-secret name for a key, safe to log and to count usage by. */
-export function keyIdOf(key: string): string {
+function keyIdOf(key: string): string {
   return `key_${sha256(key).toString('hex').slice(0, 12)}`;
 }
 

@@ -26,7 +26,7 @@ const READY_TIMEOUT_MS = 30_000;
 /** Which server wrote DATA_DIR: starting another over it would look like every pet vanished. */
 const BACKEND_MARKER = '.backend';
 
-export class NoEmbeddedDatabaseError extends Error {
+class NoEmbeddedDatabaseError extends Error {
   constructor(reasons: string[]) {
     super(
       [

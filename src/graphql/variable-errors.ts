@@ -15,7 +15,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { badUserInput } from './errors.ts';
 
-export interface VariableProblem {
+interface VariableProblem {
   field: string;
   reason: string;
 }
@@ -70,7 +70,7 @@ function walk(type: GraphQLInputType, value: unknown, path: string, problems: Va
 }
 
 /** The problems of an operation's variables, by argument path (`input.name`), from the types alone. */
-export function findVariableProblems(
+function findVariableProblems(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,

@@ -1,4 +1,4 @@
-import { graphql } from './__generated__/gql.js';
+import { graphql } from './__generated__/index.js';
 
 // The operations the REST routes run. Parsed at build time by codegen, validated at start.
 

@@ -72,7 +72,7 @@ function statusName(raw: unknown, name: string, status: StatusCodec): string | u
 }
 
 /** GraphQL gives ids as strings and nulls for unset fields; the contract wants numbers and absence. */
-export function toRestPet(pet: RestPetFragment, status: StatusCodec): Record<string, unknown> {
+function toRestPet(pet: RestPetFragment, status: StatusCodec): Record<string, unknown> {
   const rest: Record<string, unknown> = { id: Number(pet.id), name: pet.name, categoryId: pet.categoryId };
   if (pet.status) rest.status = status.toValue(pet.status);
   return rest;

@@ -7,7 +7,7 @@ import { badUserInput } from '../errors.ts';
 import { Int64 } from './int64.ts';
 
 
-export const PetStatus = builder.enumType('PetStatus', {
+const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of a pet. The REST contract spells the values in lower case.',
   values: {
     AVAILABLE: { value: 'available' },
@@ -16,7 +16,7 @@ export const PetStatus = builder.enumType('PetStatus', {
   } as const,
 });
 
-export const PetRef = builder.objectRef<Pet>('Pet').implement({
+const PetRef = builder.objectRef<Pet>('Pet').implement({
   description: 'An animal in the store.',
   fields: (t) => ({
     id: t.id({ description: 'Unique int64 id, assigned by the service, as a decimal string.', resolve: (pet) => String(pet.id) }),
