@@ -38,7 +38,7 @@ export function createService(options: ServiceOptions): Service {
   const { logger, restBasePath } = options;
   const maxGraphQLBodyBytes = options.maxGraphQLBodyBytes ?? DEFAULT_MAX_GRAPHQL_BODY_BYTES;
   const createContext = createContextFactory(options.pets);
-  const yoga = createGraphQLServer({ createContext, logger, maxBodyBytes: maxGraphQLBodyBytes });
+  const yoga = createGraphQLServer({ createContext, logger });
   const rest = createRestExecutor({
     schema,
     envelop: yoga,

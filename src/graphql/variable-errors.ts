@@ -88,16 +88,21 @@ function findVariableProblems(
   return problems;
 }
 
-function isVariableError(error: GraphQLError): boolean {
-  return error.extensions?.code === undefined && error.path === undefined && error.nodes?.[0]?.kind === 'VariableDefinition';
+/** No data and no error with a path: execution never started (variables, or the operation, were refused). */
+function failedBeforeExecution(result: { data?: unknown; errors?: readonly GraphQLError[] }): boolean {
+  return result.data == null && (result.errors?.length ?? 0) > 0 && result.errors!.every((error) => error.path === undefined);
 }
 
-/** Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as the zod rules'. */
+/**
+ * Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as the zod rules'. Which
+ * variables are wrong is worked out again from the types and values: the executors (graphql-js, or
+ * graphql-jit) say it only in English sentences, each in its own words.
+ */
 export function useVariableErrorCodes(): Plugin {
   return {
     onExecute: ({ args }) => ({
       onExecuteDone: ({ result, setResult }) => {
-        if (!('errors' in result) || result.data || !result.errors?.some(isVariableError)) return;
+        if (!('errors' in result) || !failedBeforeExecution(result)) return;
         const problems = findVariableProblems(args.schema, args.document, args.operationName, args.variableValues);
         if (problems.length === 0) return;
         setResult({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });

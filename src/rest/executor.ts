@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type GraphQLEnumType, GraphQLError, type GraphQLSchema, validate } from 'graphql';
 import type { Logger } from 'pino';
 import type { Context, RequestIdentity } from '../context.ts';
+import { ClientClosedError } from '../http/read-body.ts';
 import { sendJson } from '../http/send-json.ts';
 import { createDeprecationTracker, deprecationHeaders } from './deprecation.ts';
 import { RestError, restErrorFromGraphQL } from './http-errors.ts';
@@ -91,6 +92,8 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
       const answer = route.respond(result.data, restRequest, status);
       sendJson(res, answer.status, answer.body, { ...answer.headers, ...(route.deprecated ? deprecated : {}) });
     } catch (error) {
+      // A client that left mid-body is in the access log already; there is no one to answer.
+      if (error instanceof ClientClosedError) return void res.destroy();
       sendRestError(res, toRestError(error, route?.renames ?? {}), route?.deprecated ? deprecated : {});
     }
   }

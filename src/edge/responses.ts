@@ -1,10 +1,21 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { sendJson } from '../http/send-json.ts';
 
 export type Face = 'graphql' | 'rest';
 
 const MISSING = 'An API key is required: send "Authorization: Bearer <API_KEY>"';
 const INVALID = 'The API key is not valid';
+
+/** An error the edge answers on /graphql itself, shaped as a GraphQL response. */
+export function sendGraphQLError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: OutgoingHttpHeaders = {},
+): void {
+  sendJson(res, status, { errors: [{ message, extensions: { code } }] }, headers);
+}
 
 /**
  * The one 401 of the service, in the body shape of the face that was called: a GraphQL response for
@@ -22,9 +33,6 @@ export function sendUnauthenticated(
     ...extraHeaders,
     'WWW-Authenticate': keyWasSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"',
   };
-  const body =
-    face === 'graphql'
-      ? { errors: [{ message, extensions: { code: 'UNAUTHENTICATED' } }] }
-      : { code: 'UNAUTHENTICATED', message, status: 401 };
-  sendJson(res, 401, body, headers);
+  if (face === 'graphql') return sendGraphQLError(res, 401, 'UNAUTHENTICATED', message, headers);
+  sendJson(res, 401, { code: 'UNAUTHENTICATED', message, status: 401 }, headers);
 }

@@ -1,0 +1,42 @@
+import { useGraphQlJit } from '@envelop/graphql-jit';
+import { createYoga } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Context, RequestIdentity } from './context.ts';
+import { maskError } from './graphql/masked-errors.ts';
+import { useQueryLimits } from './graphql/query-limits.ts';
+import { schema } from './graphql/schema/index.ts';
+import { useVariableErrorCodes } from './graphql/variable-errors.ts';
+import { createYogaLogger } from './graphql/yoga-logger.ts';
+
+export const GRAPHQL_ENDPOINT = '/graphql';
+
+export interface GraphQLServerOptions {
+  createContext: (identity: RequestIdentity) => Context;
+  logger: Logger;
+}
+
+/**
+ * Yoga for GraphQL execution only: the edge in front of it answers health, readiness, GraphiQL and
+ * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
+ */
+export function createGraphQLServer({ createContext, logger }: GraphQLServerOptions) {
+  return createYoga<RequestIdentity, Context>({
+    schema,
+    context: createContext,
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
+    graphiql: false,
+    landingPage: false,
+    // Server-to-server clients and same-origin GraphiQL need no CORS; opening it is a deployment decision.
+    cors: false,
+    // Nothing here takes file uploads; multipart parsing would only be more to attack.
+    multipart: false,
+    // The edge reads and limits bodies (measured: Yoga's own limiter costs more than half the throughput).
+    maxRequestBodySize: false,
+    // isDev false: stack traces never reach clients, whatever NODE_ENV says.
+    maskedErrors: { maskError, isDev: false },
+    logging: createYogaLogger(logger),
+    plugins: [...useQueryLimits(), useVariableErrorCodes(), useGraphQlJit()],
+  });
+}
+
+export type GraphQLServer = ReturnType<typeof createGraphQLServer>;
