@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { graphqlRequest, startTestServer, uniqueDbName, type TestServer } from './support/test-server.ts';
+import { createPetOverGraphQL } from './support/graphql-client.ts';
+import { startTestServer, type TestServer, uniqueDbName } from './support/test-server.ts';
 
-const CREATE = 'mutation Create($input: NewPet!) { createPet(input: $input) { id } }';
-
+/** `count` createPet requests at once, spread over the servers in turn; returns the ids they got. */
 async function createMany(servers: TestServer[], count: number, prefix: string): Promise<number[]> {
-  const responses = await Promise.all(
+  const pets = await Promise.all(
     Array.from({ length: count }, (_, index) =>
-      graphqlRequest(servers[index % servers.length]!, CREATE, { input: { name: `${prefix} ${index}`, categoryId: 1 } }),
+      createPetOverGraphQL(servers[index % servers.length]!, { name: `${prefix} ${index}`, categoryId: 1 }),
     ),
   );
-  for (const response of responses) expect(response.body.errors, JSON.stringify(response.body.errors)).toBeUndefined();
-  return responses.map((response) => Number(response.body.data.createPet.id));
+  return pets.map((pet) => Number(pet.id));
 }
 
 describe('id allocation under concurrency', () => {
@@ -38,13 +37,18 @@ describe('id allocation under concurrency', () => {
   it('when two instances share a database, then their ids never collide', async () => {
     const ids = await createMany([first, second], 100, 'Shared');
     expect(new Set(ids).size).toBe(100);
-    const all = await first.database.db.collection('pets').find({}, { projection: { _id: 1 } }).toArray();
+    const all = await first.database.db
+      .collection('pets')
+      .find({}, { projection: { _id: 1 } })
+      .toArray();
     expect(new Set(all.map((doc) => doc._id)).size).toBe(all.length);
   });
 
   it('when the counter falls behind the stored ids, then creation skips past them instead of failing', async () => {
     // What a lost non-atomic increment on FerretDB leaves behind: a counter below the highest id.
-    await first.database.db.collection<{ _id: string; seq: number }>('counters').updateOne({ _id: 'petId' }, { $set: { seq: 1 } });
+    await first.database.db
+      .collection<{ _id: string; seq: number }>('counters')
+      .updateOne({ _id: 'petId' }, { $set: { seq: 1 } });
     const [id] = await createMany([first], 1, 'After reset');
     const highest = await first.database.db.collection('pets').find().sort({ _id: -1 }).limit(1).next();
     expect(id).toBe(highest?._id);

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
-import { AUTH, graphqlRequest, startTestServer, uniqueDbName } from './support/test-server.ts';
+import { dataOf, executeGraphQL } from './support/graphql-client.ts';
+import { PetDocument } from './support/operations.ts';
+import { restClient } from './support/rest-client.ts';
+import { startTestServer, uniqueDbName } from './support/test-server.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'petstore-restart-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -15,10 +18,7 @@ describe('embedded database', () => {
 
     const firstDatabase = await startEmbeddedDatabase({ dataDir, log });
     const before = await startTestServer({ mongoUri: firstDatabase.uri, dbName, keepDatabase: true });
-    const created = await before.request
-      .post('/v1/pets')
-      .set(AUTH)
-      .send({ name: 'Survivor', categoryId: 9, status: 'sold' });
+    const created = await restClient(before).createPet({ name: 'Survivor', categoryId: 9, status: 'sold' });
     expect(created.status).toBe(201);
     await before.close();
     await firstDatabase.stop();
@@ -26,12 +26,15 @@ describe('embedded database', () => {
     const secondDatabase = await startEmbeddedDatabase({ dataDir, log });
     const after = await startTestServer({ mongoUri: secondDatabase.uri, dbName });
     try {
-      const fetched = await graphqlRequest(after, 'query ($id: ID!) { pet(id: $id) { id name categoryId status } }', {
+      const fetched = await executeGraphQL(after, PetDocument, { id: String(created.body.id) });
+      expect(dataOf(fetched).pet).toEqual({
         id: String(created.body.id),
+        name: 'Survivor',
+        categoryId: 9,
+        status: 'SOLD',
       });
-      expect(fetched.body.data.pet).toEqual({ id: String(created.body.id), name: 'Survivor', categoryId: 9, status: 'SOLD' });
       // The id counter survived too: the next pet does not reuse the old id.
-      const next = await after.request.post('/v1/pets').set(AUTH).send({ name: 'Next', categoryId: 9 });
+      const next = await restClient(after).createPet({ name: 'Next', categoryId: 9 });
       expect(next.body.id).toBeGreaterThan(created.body.id);
     } finally {
       await after.close();

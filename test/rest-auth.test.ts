@@ -1,39 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertErrorResponse, expectContract, expectError } from './support/openapi-contract.ts';
-import { API_KEY, AUTH, OTHER_API_KEY, startTestServer, type TestServer } from './support/test-server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from './support/openapi-contract.ts';
+import { restClient } from './support/rest-client.ts';
+import { API_KEY, OTHER_API_KEY, useTestServer } from './support/test-server.ts';
 
-let server: TestServer;
+const server = useTestServer();
+const rest = restClient(server);
 /** A pet that exists, so that getPet can answer 200 to an accepted key. */
 let petId: number;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  const response = expectContract(await server.request.post('/v1/pets').set(AUTH).send({ name: 'Guarded', categoryId: 1 }), 'POST', '/pets');
-  expect(response.status).toBe(201);
-  petId = response.body.id;
+  petId = (await rest.addPet({ name: 'Guarded', categoryId: 1 })).id;
 });
-afterAll(async () => server.close());
 
 type Headers = Record<string, string>;
 
-/** The three operations of the contract, each sent with the given headers. */
+/** The three operations of the contract, each sent with the given headers instead of the key. */
 const operations = {
-  listPets: async (headers: Headers) => expectContract(await server.request.get('/v1/pets').set(headers), 'GET', '/pets'),
-  createPet: async (headers: Headers, body: unknown = { name: 'Keyed', categoryId: 1 }) =>
-    expectContract(
-      await server.request.post('/v1/pets').set(headers).type('application/json').send(JSON.stringify(body)),
-      'POST',
-      '/pets',
-    ),
-  getPet: async (headers: Headers) => expectContract(await server.request.get(`/v1/pets/${petId}`).set(headers), 'GET', '/pets/{petId}'),
+  listPets: (headers: Headers) => rest.listPets('', headers),
+  createPet: (headers: Headers) => rest.createPet({ name: 'Keyed', categoryId: 1 }, headers),
+  getPet: (headers: Headers) => rest.getPet(petId, headers),
 } as const;
 const SUCCESS = { listPets: 200, createPet: 201, getPet: 200 } as const;
 const names = Object.keys(operations) as Array<keyof typeof operations>;
-
-async function storedIds(): Promise<number[]> {
-  const response = await operations.listPets(AUTH);
-  return response.body.map((pet: { id: number }) => pet.id);
-}
 
 describe.each(names)('%s', (operation) => {
   it('when the Authorization header is missing, then 401 UNAUTHENTICATED with WWW-Authenticate: Bearer realm="petstore"', async () => {
@@ -49,12 +37,15 @@ describe.each(names)('%s', (operation) => {
     ['the key without a scheme', API_KEY],
     ['the scheme without a key', 'Bearer'],
     ['the key followed by more text', `Bearer ${API_KEY} extra`],
-  ])('when the request carries %s, then 401 UNAUTHENTICATED with error="invalid_token"', async (_what, authorization) => {
-    const response = await operations[operation]({ Authorization: authorization });
-    expectError(response, 401, 'UNAUTHENTICATED');
-    expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="petstore"/);
-    expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
-  });
+  ])(
+    'when the request carries %s, then 401 UNAUTHENTICATED with error="invalid_token"',
+    async (_what, authorization) => {
+      const response = await operations[operation]({ Authorization: authorization });
+      expectError(response, 401, 'UNAUTHENTICATED');
+      expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="petstore"/);
+      expect(response.headers['www-authenticate']).toContain('error="invalid_token"');
+    },
+  );
 
   it.each([
     ['Bearer <API_KEY>', `Bearer ${API_KEY}`],
@@ -70,54 +61,44 @@ describe.each(names)('%s', (operation) => {
 
 describe('authentication comes before anything else', () => {
   it('when a bad body comes without a key, then 401 (not 400) and nothing is stored', async () => {
-    const before = await storedIds();
-    const response = await operations.createPet({}, { name: '', categoryId: 'x', id: 3 });
+    const response = await rest.storesNothing(() => rest.createPet({ name: '', categoryId: 'x', id: 3 }, {}));
     expectError(response, 401, 'UNAUTHENTICATED');
-    expect(await storedIds()).toEqual(before);
   });
 
   it('when a valid body comes with a wrong key, then 401 and nothing is stored', async () => {
-    const before = await storedIds();
-    const response = await operations.createPet({ Authorization: 'Bearer not-the-key-000000000000' });
+    const response = await rest.storesNothing(() =>
+      operations.createPet({ Authorization: 'Bearer not-the-key-000000000000' }),
+    );
     expectError(response, 401, 'UNAUTHENTICATED');
-    expect(await storedIds()).toEqual(before);
   });
 
   it('when a body that is not JSON comes without a key, then 401 (not 400 INVALID_JSON)', async () => {
-    const response = expectContract(
-      await server.request.post('/v1/pets').type('application/json').send('{"name":'),
-      'POST',
-      '/pets',
-    );
+    const response = await rest.createPetFromText('{"name":', 'application/json', {});
     expectError(response, 401, 'UNAUTHENTICATED');
   });
 
   it('when a text/plain body comes without a key, then 401 (not 415)', async () => {
-    const response = expectContract(await server.request.post('/v1/pets').type('text/plain').send('hello'), 'POST', '/pets');
+    const response = await rest.createPetFromText('hello', 'text/plain', {});
     expectError(response, 401, 'UNAUTHENTICATED');
   });
 
   it('when an oversized body comes without a key, then 401 (not 413)', async () => {
-    const response = expectContract(
-      await server.request.post('/v1/pets').type('application/json').send(JSON.stringify({ name: 'x'.repeat(20_000), categoryId: 1 })),
-      'POST',
-      '/pets',
-    );
+    const response = await rest.createPet({ name: 'x'.repeat(20_000), categoryId: 1 }, {});
     expectError(response, 401, 'UNAUTHENTICATED');
   });
 
   it('when an invalid limit comes without a key, then 401 (not 400)', async () => {
-    const response = expectContract(await server.request.get('/v1/pets?limit=0'), 'GET', '/pets');
+    const response = await rest.listPets('?limit=0', {});
     expectError(response, 401, 'UNAUTHENTICATED');
   });
 
   it('when an invalid petId comes without a key, then 401 (not 400)', async () => {
-    const response = expectContract(await server.request.get('/v1/pets/abc'), 'GET', '/pets/{petId}');
+    const response = await rest.getPet('abc', {});
     expectError(response, 401, 'UNAUTHENTICATED');
   });
 
   it('when an absent pet is asked for without a key, then 401 (not 404): no key learns which ids exist', async () => {
-    const response = expectContract(await server.request.get(`/v1/pets/${petId + 1000}`), 'GET', '/pets/{petId}');
+    const response = await rest.getPet(petId + 1000, {});
     expectError(response, 401, 'UNAUTHENTICATED');
   });
 
@@ -126,13 +107,15 @@ describe('authentication comes before anything else', () => {
     ['GET', '/v1/pets/1/extra'],
     ['DELETE', '/v1/pets'],
     ['POST', '/v1/pets/1'],
-  ])('when %s %s (no such route or method) comes without a key, then 401 (not 404/405)', async (method, path) => {
-    const response = await server.request[method.toLowerCase() as 'get' | 'delete' | 'post'](path);
-    assertErrorResponse(response);
-    expectError(response, 401, 'UNAUTHENTICATED');
-    expect(response.headers['www-authenticate']).toBe('Bearer realm="petstore"');
-    expect(response.headers.allow).toBeUndefined();
-  });
+  ] as const)(
+    'when %s %s (no such route or method) comes without a key, then 401 (not 404/405)',
+    async (method, path) => {
+      const response = await rest.send(method, path, { headers: {} });
+      expectError(response, 401, 'UNAUTHENTICATED');
+      expect(response.headers['www-authenticate']).toBe('Bearer realm="petstore"');
+      expect(response.headers.allow).toBeUndefined();
+    },
+  );
 
   it('serves GET /v1/openapi.json without a key, and ignores a wrong one there', async () => {
     for (const headers of [{}, { Authorization: 'Bearer wrong-key-000000000000' }]) {

@@ -1,33 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertErrorResponse, expectContract, expectError } from './support/openapi-contract.ts';
-import { AUTH, startTestServer, type TestServer } from './support/test-server.ts';
+import { describe, expect, it } from 'vitest';
+import { expectError } from './support/openapi-contract.ts';
+import { restClient } from './support/rest-client.ts';
+import { AUTH, useTestServer } from './support/test-server.ts';
 
 /** A staging deployment on the same host as another: REST_BASE_PATH=/staging/v1. */
 const BASE = '/staging/v1';
-const contract = { basePath: BASE };
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer({ restBasePath: BASE });
-});
-afterAll(async () => server.close());
-
-async function create(name: string) {
-  const response = expectContract(await server.request.post(`${BASE}/pets`).set(AUTH).send({ name, categoryId: 1 }), 'POST', '/pets', contract);
-  expect(response.status).toBe(201);
-  return response;
-}
+const server = useTestServer({ restBasePath: BASE });
+/** Checks each answer against the document as a client of this deployment reads it. */
+const rest = restClient(server);
 
 describe(`REST under the base path ${BASE}`, () => {
   it('creates a pet and gives its Location under the base path', async () => {
-    const response = await create('Staged');
+    const response = await rest.createPet({ name: 'Staged', categoryId: 1 });
+    expect(response.status).toBe(201);
     expect(response.headers.location).toBe(`${BASE}/pets/${response.body.id}`);
   });
 
   it('serves the Location it gave, with deprecation links under the base path', async () => {
-    const created = await create('Located');
-    const response = expectContract(await server.request.get(created.headers.location!).set(AUTH), 'GET', '/pets/{petId}', contract);
+    const created = await rest.createPet({ name: 'Located', categoryId: 1 });
+    expect(created.status).toBe(201);
+    const response = await rest.follow(created.headers.location!);
     expect(response.status).toBe(200);
     expect(response.body).toEqual(created.body);
     expect(response.headers.link).toContain(`<${BASE}/pets>; rel="successor-version"`);
@@ -35,31 +28,19 @@ describe(`REST under the base path ${BASE}`, () => {
   });
 
   it('lists pets, with a next link under the base path that can be followed to the end', async () => {
-    const ids = [(await create('One')).body.id, (await create('Two')).body.id];
-    const seen: number[] = [];
-    let url: string | undefined = `${BASE}/pets?limit=1`;
-    while (url) {
-      const response: { status: number; body: Array<{ id: number }>; headers: Record<string, string> } = expectContract(
-        await server.request.get(url).set(AUTH),
-        'GET',
-        '/pets',
-        contract,
-      );
-      expect(response.status).toBe(200);
-      seen.push(...response.body.map((pet) => pet.id));
-      const link: string | undefined = response.headers.link;
-      if (link) expect(link).toMatch(new RegExp(`^<${BASE}/pets\\?limit=1&cursor=[^>]+>; rel="next"$`));
-      url = link ? /^<([^>]+)>/.exec(link)![1] : undefined;
-    }
-    expect(seen).toEqual(expect.arrayContaining(ids));
+    const one = await rest.addPet({ name: 'One', categoryId: 1 });
+    const two = await rest.addPet({ name: 'Two', categoryId: 1 });
+    const { pages, links } = await rest.walk(`${BASE}/pets?limit=1`);
+    for (const link of links) expect(link).toMatch(new RegExp(`^${BASE}/pets\\?limit=1&cursor=[^>]+$`));
+    const seen = pages.flat();
+    expect(seen).toEqual(expect.arrayContaining([one.id, two.id]));
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
   });
 
   it('answers errors under the base path as the contract says', async () => {
-    const unauthenticated = expectContract(await server.request.get(`${BASE}/pets`), 'GET', '/pets', contract);
+    const unauthenticated = await rest.listPets('', {});
     expectError(unauthenticated, 401, 'UNAUTHENTICATED');
-    const notFound = await server.request.get(`${BASE}/nope`).set(AUTH);
-    assertErrorResponse(notFound);
+    const notFound = await rest.send('GET', `${BASE}/nope`);
     expectError(notFound, 404, 'ROUTE_NOT_FOUND');
   });
 

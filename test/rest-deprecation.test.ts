@@ -1,20 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectContract, expectError, loadOpenApiDocument } from './support/openapi-contract.ts';
-import { AUTH, startTestServer, type TestServer } from './support/test-server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectError, loadOpenApiDocument } from './support/openapi-contract.ts';
+import { restClient } from './support/rest-client.ts';
+import { useTestServer } from './support/test-server.ts';
 
 /** The removal date the spec announces: 5 December 2030. */
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
 
-let server: TestServer;
+const server = useTestServer();
+const rest = restClient(server);
 let petId: number;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  const response = expectContract(await server.request.post('/v1/pets').set(AUTH).send({ name: 'Old', categoryId: 1 }), 'POST', '/pets');
-  expect(response.status).toBe(201);
-  petId = response.body.id;
+  petId = (await rest.addPet({ name: 'Old', categoryId: 1 })).id;
 });
-afterAll(async () => server.close());
 
 /** The targets of a Link header value that carry the given rel (RFC 8288, in the quoted form the service writes). */
 function linkTargets(link: string | undefined, rel: string): string[] {
@@ -38,31 +36,31 @@ function expectDeprecationHeaders(headers: Record<string, string>) {
 
 describe('GET /v1/pets/{petId} (deprecated)', () => {
   it('when the pet exists, then 200 with Deprecation, Sunset and a successor-version Link', async () => {
-    const response = expectContract(await server.request.get(`/v1/pets/${petId}`).set(AUTH), 'GET', '/pets/{petId}');
+    const response = await rest.getPet(petId);
     expect(response.status).toBe(200);
     expectDeprecationHeaders(response.headers);
   });
 
   it('when the pet does not exist, then 404 with the same deprecation headers', async () => {
-    const response = expectContract(await server.request.get(`/v1/pets/${petId + 1000}`).set(AUTH), 'GET', '/pets/{petId}');
+    const response = await rest.getPet(petId + 1000);
     expectError(response, 404, 'PET_NOT_FOUND');
     expectDeprecationHeaders(response.headers);
   });
 
   it('when the petId is invalid, then 400 also carries the deprecation headers', async () => {
-    const response = expectContract(await server.request.get('/v1/pets/abc').set(AUTH), 'GET', '/pets/{petId}');
+    const response = await rest.getPet('abc');
     expectError(response, 400, 'BAD_USER_INPUT', 'petId');
     expectDeprecationHeaders(response.headers);
   });
 
   it('when the key is missing, then 401 also carries the deprecation headers', async () => {
-    const response = expectContract(await server.request.get(`/v1/pets/${petId}`), 'GET', '/pets/{petId}');
+    const response = await rest.getPet(petId, {});
     expectError(response, 401, 'UNAUTHENTICATED');
     expectDeprecationHeaders(response.headers);
   });
 
   it('links the deprecation notice (rel="deprecation") to a document that marks getPet deprecated', async () => {
-    const response = expectContract(await server.request.get(`/v1/pets/${petId}`).set(AUTH), 'GET', '/pets/{petId}');
+    const response = await rest.getPet(petId);
     const [notice] = linkTargets(response.headers.link, 'deprecation');
     expect(notice).toBeDefined();
     const document = await server.request.get(notice!);
@@ -71,15 +69,22 @@ describe('GET /v1/pets/{petId} (deprecated)', () => {
   });
 
   it('is the only operation the document marks deprecated', () => {
-    const paths = loadOpenApiDocument().paths as Record<string, Record<string, { operationId: string; deprecated?: boolean }>>;
-    const deprecated = Object.values(paths).flatMap((item) => Object.values(item).filter((op) => op.deprecated).map((op) => op.operationId));
+    const paths = loadOpenApiDocument().paths as Record<
+      string,
+      Record<string, { operationId: string; deprecated?: boolean }>
+    >;
+    const deprecated = Object.values(paths).flatMap((item) =>
+      Object.values(item)
+        .filter((op) => op.deprecated)
+        .map((op) => op.operationId),
+    );
     expect(deprecated).toEqual(['getPet']);
   });
 });
 
 describe('the successor and other operations', () => {
   it('GET /v1/pets carries no Deprecation, no Sunset and no successor-version Link', async () => {
-    const response = expectContract(await server.request.get('/v1/pets?limit=100').set(AUTH), 'GET', '/pets');
+    const response = await rest.listPets('?limit=100');
     expect(response.status).toBe(200);
     expect(response.headers.deprecation).toBeUndefined();
     expect(response.headers.sunset).toBeUndefined();
@@ -87,9 +92,9 @@ describe('the successor and other operations', () => {
   });
 
   it('GET /v1/pets with a next page carries only rel="next" in Link', async () => {
-    const extra = expectContract(await server.request.post('/v1/pets').set(AUTH).send({ name: 'New', categoryId: 1 }), 'POST', '/pets');
+    const extra = await rest.createPet({ name: 'New', categoryId: 1 });
     expect(extra.status).toBe(201);
-    const response = expectContract(await server.request.get('/v1/pets?limit=1').set(AUTH), 'GET', '/pets');
+    const response = await rest.listPets('?limit=1');
     expect(response.status).toBe(200);
     expect(response.headers.deprecation).toBeUndefined();
     expect(response.headers.sunset).toBeUndefined();
@@ -98,7 +103,7 @@ describe('the successor and other operations', () => {
   });
 
   it('POST /v1/pets carries no deprecation headers', async () => {
-    const response = expectContract(await server.request.post('/v1/pets').set(AUTH).send({ name: 'Fresh', categoryId: 1 }), 'POST', '/pets');
+    const response = await rest.createPet({ name: 'Fresh', categoryId: 1 });
     expect(response.status).toBe(201);
     expect(response.headers.deprecation).toBeUndefined();
     expect(response.headers.sunset).toBeUndefined();

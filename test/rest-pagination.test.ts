@@ -1,71 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectContract, expectError } from './support/openapi-contract.ts';
-import { AUTH, startTestServer, type TestServer } from './support/test-server.ts';
-
-interface Pet {
-  id: number;
-  name: string;
-  categoryId: number;
-  status?: string;
-}
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from './support/openapi-contract.ts';
+import { nextLink, type RestPet, restClient } from './support/rest-client.ts';
+import { useTestServer } from './support/test-server.ts';
 
 /** 24 pets: statuses cycle available, pending, sold, none, so each group has 6 (2 and 3 divide it). */
 const TOTAL = 24;
 const CYCLE = ['available', 'pending', 'sold', undefined] as const;
 
-let server: TestServer;
-let pets: Pet[];
+const server = useTestServer();
+const rest = restClient(server);
+let pets: RestPet[];
 
 beforeAll(async () => {
-  server = await startTestServer();
   pets = [];
   for (let index = 0; index < TOTAL; index++) {
     const status = CYCLE[index % CYCLE.length];
-    const body = { name: `Pet ${index}`, categoryId: 1 + (index % 3), ...(status ? { status } : {}) };
-    const response = expectContract(await server.request.post('/v1/pets').set(AUTH).send(body), 'POST', '/pets');
-    expect(response.status).toBe(201);
-    pets.push(response.body);
+    pets.push(await rest.addPet({ name: `Pet ${index}`, categoryId: 1 + (index % 3), ...(status ? { status } : {}) }));
   }
 });
-afterAll(async () => server.close());
 
-async function get(url: string) {
-  return expectContract(await server.request.get(url).set(AUTH), 'GET', '/pets');
-}
-
-/** The URL of a `Link: <url>; rel="next"` header, or undefined when there is none. */
-function nextLink(link: string | undefined): string | undefined {
-  if (link === undefined) return undefined;
-  const match = /^<([^>]+)>; rel="next"$/.exec(link);
-  expect(match, `not a single rel="next" link: ${link}`).not.toBeNull();
-  return match![1];
-}
-
-/** Follows rel="next" from `first` to the last page; returns each page's ids and the links followed. */
-async function walk(first: string): Promise<{ pages: number[][]; links: string[] }> {
-  const pages: number[][] = [];
-  const links: string[] = [];
-  let url: string | undefined = first;
-  while (url !== undefined) {
-    expect(pages.length, 'too many pages: the links loop').toBeLessThan(TOTAL + 2);
-    const response = await get(url);
-    expect(response.status).toBe(200);
-    pages.push(response.body.map((pet: Pet) => pet.id));
-    url = nextLink(response.headers.link);
-    if (url !== undefined) links.push(url);
-  }
-  return { pages, links };
-}
-
+/** Follows rel="next" to the last page, failing if the links loop. */
+const walk = (first: string) => rest.walk(first, TOTAL + 2);
 const idsWith = (status: string | undefined) => pets.filter((pet) => pet.status === status).map((pet) => pet.id);
 const allIds = () => pets.map((pet) => pet.id);
 
 describe('limit', () => {
   it('when limit is omitted, then 20 pets come back (the default) and a next link without limit', async () => {
-    const response = await get('/v1/pets');
+    const response = await rest.listPets();
     expect(response.status).toBe(200);
     expect(response.body).toHaveLength(20);
-    expect(response.body.map((pet: Pet) => pet.id)).toEqual(allIds().slice(0, 20));
+    expect(response.body.map((pet: RestPet) => pet.id)).toEqual(allIds().slice(0, 20));
     const next = new URL(nextLink(response.headers.link)!, server.baseUrl);
     expect(next.pathname).toBe('/v1/pets');
     expect(next.searchParams.has('limit')).toBe(false);
@@ -73,15 +37,15 @@ describe('limit', () => {
   });
 
   it('when following the default page, then the remaining 4 come back and no Link', async () => {
-    const first = await get('/v1/pets');
-    const rest = await get(nextLink(first.headers.link)!);
-    expect(rest.status).toBe(200);
-    expect(rest.body.map((pet: Pet) => pet.id)).toEqual(allIds().slice(20));
-    expect(rest.headers.link).toBeUndefined();
+    const first = await rest.listPets();
+    const remaining = await rest.follow(nextLink(first.headers.link)!);
+    expect(remaining.status).toBe(200);
+    expect(remaining.body.map((pet: RestPet) => pet.id)).toEqual(allIds().slice(20));
+    expect(remaining.headers.link).toBeUndefined();
   });
 
   it('when limit=100, then every pet (at most 100) comes back on one page without Link', async () => {
-    const response = await get('/v1/pets?limit=100');
+    const response = await rest.listPets('?limit=100');
     expect(response.status).toBe(200);
     expect(response.body.length).toBeLessThanOrEqual(100);
     expect(response.body).toEqual(pets);
@@ -89,12 +53,12 @@ describe('limit', () => {
   });
 
   it('when limit=101, then 400 naming limit', async () => {
-    const response = await get('/v1/pets?limit=101');
+    const response = await rest.listPets('?limit=101');
     expectError(response, 400, 'BAD_USER_INPUT', 'limit');
   });
 
   it('when limit=1, then exactly one pet, the first', async () => {
-    const response = await get('/v1/pets?limit=1');
+    const response = await rest.listPets('?limit=1');
     expect(response.status).toBe(200);
     expect(response.body).toEqual([pets[0]]);
   });
@@ -102,14 +66,14 @@ describe('limit', () => {
 
 describe('the Link rel="next" header', () => {
   it('when a full page of limit=2 has more after it, then Link is </v1/pets?limit=2&cursor=...>; rel="next"', async () => {
-    const response = await get('/v1/pets?limit=2');
+    const response = await rest.listPets('?limit=2');
     expect(response.status).toBe(200);
     expect(response.body).toHaveLength(2);
     expect(response.headers.link).toMatch(/^<\/v1\/pets\?limit=2&cursor=[^&>]+>; rel="next"$/);
   });
 
   it('keeps status in the next link when it was given', async () => {
-    const response = await get('/v1/pets?limit=2&status=sold');
+    const response = await rest.listPets('?limit=2&status=sold');
     expect(response.status).toBe(200);
     const next = new URL(nextLink(response.headers.link)!, server.baseUrl);
     expect(next.pathname).toBe('/v1/pets');
@@ -156,29 +120,23 @@ describe('the Link rel="next" header', () => {
   });
 
   it('when a single page holds everything, then there is no Link', async () => {
-    const response = await get(`/v1/pets?limit=${TOTAL}`);
+    const response = await rest.listPets(`?limit=${TOTAL}`);
     expect(response.status).toBe(200);
     expect(response.body).toHaveLength(TOTAL);
     expect(response.headers.link).toBeUndefined();
   });
-
 });
 
 describe('a next link over a growing store', () => {
-  it('when a pet is added after a page was served, then that page\'s Link still leads on, without repeats, to the new pet', async () => {
-    const first = await get('/v1/pets?limit=10');
+  it("when a pet is added after a page was served, then that page's Link still leads on, without repeats, to the new pet", async () => {
+    const first = await rest.listPets('?limit=10');
     expect(first.status).toBe(200);
-    const seen: number[] = first.body.map((pet: Pet) => pet.id);
-    const added = expectContract(
-      await server.request.post('/v1/pets').set(AUTH).send({ name: 'Late', categoryId: 1 }),
-      'POST',
-      '/pets',
-    );
-    expect(added.status).toBe(201);
-    pets.push(added.body);
+    const seen: number[] = first.body.map((pet: RestPet) => pet.id);
+    const added = await rest.addPet({ name: 'Late', categoryId: 1 });
+    pets.push(added);
     const { pages } = await walk(nextLink(first.headers.link)!);
     seen.push(...pages.flat());
     expect(seen).toEqual(allIds());
-    expect(seen.at(-1)).toBe(added.body.id);
+    expect(seen.at(-1)).toBe(added.id);
   });
 });

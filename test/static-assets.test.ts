@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -8,8 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssets } from '../src/static/build-assets.ts';
 import { createGraphiQLPage } from '../src/static/graphiql-page.ts';
 import { createStaticAssets, type StaticAssets } from '../src/static/static-assets.ts';
+import { listenOnLoopback } from './support/test-server.ts';
 
-/** Assets under /assets and GraphiQL at /graphql on a loopback server; the service fixture can replace it. */
+/**
+ * Assets under /assets and GraphiQL at /graphql alone, not the service: these tests reach paths the
+ * service's edge would route elsewhere (`/assets/../package.json`, a revalidation without Accept).
+ */
 async function startAssetServer() {
   const { dir } = await buildAssets();
   const assets = createStaticAssets({ dir, urlPrefix: '/assets' });
@@ -21,9 +24,10 @@ async function startAssetServer() {
     headers: JSON.stringify({ Authorization: 'Bearer <API_KEY>' }),
     keyHint: 'Set your API key in the Headers tab: {"Authorization": "Bearer <API_KEY>"}',
   });
-  const http = createServer((req, res) => (req.url === '/graphql' ? graphiql.send(req, res) : assets.handle(req, res)));
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return { http, assets, baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
+  const listening = await listenOnLoopback((req, res) =>
+    req.url === '/graphql' ? graphiql.send(req, res) : assets.handle(req, res),
+  );
+  return { ...listening, assets };
 }
 
 interface RawResponse {

@@ -21,8 +21,19 @@ export interface ContractResponse {
 const DOCUMENT_ID = 'https://petstore-gateway.invalid/openapi.json';
 // Strict ajv rejects unknown keywords: these are OpenAPI's own, of the document and of Schema Objects.
 const OPENAPI_KEYWORDS = [
-  'openapi', 'info', 'jsonSchemaDialect', 'servers', 'paths', 'webhooks', 'components', 'security', 'tags',
-  'externalDocs', 'discriminator', 'xml', 'example',
+  'openapi',
+  'info',
+  'jsonSchemaDialect',
+  'servers',
+  'paths',
+  'webhooks',
+  'components',
+  'security',
+  'tags',
+  'externalDocs',
+  'discriminator',
+  'xml',
+  'example',
 ];
 // ajv-formats is CommonJS: under NodeNext its default import is module.exports, typed as the namespace.
 const addFormats = addFormatsModule.default;
@@ -75,11 +86,19 @@ function validatorAt(at: string): ValidateFunction {
   return validate;
 }
 
-export function assertMatchesContract(
-  method: string,
-  pathTemplate: '/pets' | '/pets/{petId}',
-  response: ContractResponse,
-): void {
+export type PathTemplate = '/pets' | '/pets/{petId}';
+
+/** The template of the document's operation for this method and path (below the server URL), if any. */
+export function operationAt(method: string, path: string): PathTemplate | undefined {
+  const paths = asObject(getContract().document.paths, '/paths');
+  return (Object.keys(paths) as PathTemplate[]).find(
+    (template) =>
+      new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path) &&
+      method.toLowerCase() in asObject(paths[template], template),
+  );
+}
+
+export function assertMatchesContract(method: string, pathTemplate: PathTemplate, response: ContractResponse): void {
   const { document, ajv } = getContract();
   const operation = `${method.toUpperCase()} ${pathTemplate}`;
   const fail = (problem: string): never => {
@@ -112,7 +131,10 @@ export function assertMatchesContract(
     fail('only application/json content is supported by this helper');
   }
   const contentType = headers.get('content-type');
-  const mediaType = String(contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  const mediaType = String(contentType ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase();
   if (mediaType !== 'application/json') fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
   const validate = validatorAt(`${documented.at}${pointer(['content', 'application/json', 'schema'])}`);
   if (!validate(response.body)) fail(`body does not match the schema: ${ajv.errorsText(validate.errors)}`);
@@ -132,7 +154,8 @@ export function errorCodes(): readonly string[] {
 export function assertErrorBody(body: unknown): void {
   const { ajv } = getContract();
   const validate = validatorAt('/components/schemas/Error');
-  if (!validate(body)) throw new Error(`not an Error body: ${ajv.errorsText(validate.errors)}\nbody: ${JSON.stringify(body)}`);
+  if (!validate(body))
+    throw new Error(`not an Error body: ${ajv.errorsText(validate.errors)}\nbody: ${JSON.stringify(body)}`);
 }
 
 /** An error response as the document describes every one: JSON, an Error body, `status` equal to the HTTP status. */
@@ -141,7 +164,10 @@ export function assertErrorResponse(response: ContractResponse): void {
     throw new Error(`error response ${response.status}: ${problem}\nbody: ${JSON.stringify(response.body)}`);
   };
   const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
-  const mediaType = String(contentType ?? '').split(';')[0]?.trim().toLowerCase();
+  const mediaType = String(contentType ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase();
   if (mediaType !== 'application/json') fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
   assertErrorBody(response.body);
   const { status } = response.body as { status: unknown };
@@ -184,7 +210,7 @@ function rebase(response: ContractResponse, basePath: string): ContractResponse 
 export function expectContract<T extends ContractResponse>(
   response: T,
   method: string,
-  pathTemplate: '/pets' | '/pets/{petId}',
+  pathTemplate: PathTemplate,
   options: ContractOptions = {},
 ): T {
   const checked = options.basePath ? rebase(response, options.basePath) : response;

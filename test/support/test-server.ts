@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import supertest from 'supertest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
 import { createMongoPetRepository, ensurePetIndexes } from '../../src/pets/pet-repository.ts';
 import { createService, type Service } from '../../src/service.ts';
@@ -17,18 +17,11 @@ export interface TestServer {
   http: Server;
   baseUrl: string;
   request: ReturnType<typeof supertest>;
+  /** Where the REST API is mounted (REST_BASE_PATH). */
+  restBasePath: string;
   database: Database;
   dbName: string;
   close(): Promise<void>;
-}
-
-export async function graphqlRequest(
-  server: TestServer,
-  query: string,
-  variables: Record<string, unknown> = {},
-  headers: Record<string, string> = AUTH,
-) {
-  return server.request.post('/graphql').set(headers).send({ query, variables });
 }
 
 export interface TestServerOptions {
@@ -48,12 +41,20 @@ export function uniqueDbName(prefix = 'test'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
+/** A node:http server for this listener on a random loopback port. */
+export async function listenOnLoopback(listener: RequestListener): Promise<{ http: Server; baseUrl: string }> {
+  const http = createServer(listener);
+  await new Promise<void>((listening) => http.listen(0, '127.0.0.1', listening));
+  return { http, baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
+}
+
 /**
  * The real service, from the same composition root main.ts uses (edge, access log, request ids
  * included), on a real node:http server on a random loopback port, over the run's real database.
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dbName = options.dbName ?? uniqueDbName();
+  const restBasePath = options.restBasePath ?? '/v1';
   const database = await connectDatabase(options.mongoUri ?? inject('mongoUri'), dbName);
   await ensurePetIndexes(database.db);
   const service = createService({
@@ -61,18 +62,17 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     checkDatabase: database.ping,
     apiKeys: [API_KEY, OTHER_API_KEY],
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    restBasePath: options.restBasePath ?? '/v1',
+    restBasePath,
     maxBodyBytes: options.maxBodyBytes ?? 16_384,
     ...(options.maxGraphQLBodyBytes ? { maxGraphQLBodyBytes: options.maxGraphQLBodyBytes } : {}),
   });
-  const http = createServer(service.listener);
-  await new Promise<void>((listening) => http.listen(0, '127.0.0.1', listening));
-  const { port } = http.address() as AddressInfo;
+  const { http, baseUrl } = await listenOnLoopback(service.listener);
   return {
     service,
     http,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     request: supertest(http),
+    restBasePath,
     database,
     dbName,
     async close() {
@@ -84,4 +84,41 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await database.close();
     },
   };
+}
+
+/**
+ * The service after its database client was closed under it: every query now fails with a driver
+ * error nobody planned for. Closing it stops the HTTP server only; there is no database left to drop.
+ */
+export async function startServerWithLostDatabase(): Promise<TestServer> {
+  const server = await startTestServer();
+  await server.database.client.close();
+  return {
+    ...server,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.http.close(() => resolve()));
+      server.http.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+/**
+ * The test server of a file (or of a describe block): started in beforeAll, closed in afterAll. Read
+ * it inside tests and hooks; before its beforeAll has run there is no server yet.
+ */
+export function useTestServer(options: TestServerOptions = {}): TestServer {
+  let started: TestServer | undefined;
+  beforeAll(async () => {
+    started = await startTestServer(options);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  const current = (): TestServer => {
+    if (!started) throw new Error('the test server starts in beforeAll: read it inside tests and hooks');
+    return started;
+  };
+  // Every property is read from the started server at the moment a test reads it.
+  return new Proxy({} as TestServer, { get: (_target, key) => Reflect.get(current(), key) });
 }

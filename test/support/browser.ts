@@ -1,0 +1,52 @@
+/** Headless Chromium for the tests that drive the service's pages as a user would. */
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+
+// Debian's chromium (apt-get install -y chromium); playwright's own download needs internet we don't have.
+const CHROMIUM = '/usr/bin/chromium';
+// Locally a missing browser is a skip; in CI it must fail, so the check can't silently vanish.
+export const SKIP_BROWSER = !existsSync(CHROMIUM) && process.env.CI !== 'true';
+
+/** The title of a browser suite, saying why when it is skipped. */
+export function browserSuite(title: string): string {
+  return SKIP_BROWSER
+    ? `${title} in headless Chromium (SKIPPED: ${CHROMIUM} missing; apt-get install -y chromium)`
+    : `${title} in headless Chromium`;
+}
+
+/** Chromium for a describe block: launched in beforeAll, closed in afterAll; call the result in tests. */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error('the browser starts in beforeAll: use it inside tests');
+    return browser;
+  };
+}
+
+/** Writes a full-size screenshot to test-artifacts/ for a human to look at, and checks it was written. */
+export async function saveScreenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  const path = fileURLToPath(new URL(`../../test-artifacts/${name}`, import.meta.url));
+  mkdirSync(dirname(path), { recursive: true });
+  await page.screenshot({ path, ...options });
+  expect(statSync(path).size).toBeGreaterThan(0);
+}
