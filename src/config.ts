@@ -7,7 +7,12 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 const apiKeyList = z
   .string()
-  .transform((raw) => raw.split(',').map((key) => key.trim()).filter((key) => key.length > 0))
+  .transform((raw) =>
+    raw
+      .split(',')
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0),
+  )
   .pipe(
     z.array(
       z

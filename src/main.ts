@@ -52,7 +52,9 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   if (server?.listening) await drainHttp(server);
   await service?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the GraphQL server failed'));
   await database?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database client failed'));
-  await embedded?.stop().catch((error: unknown) => logger.error({ err: error }, 'stopping the embedded database failed'));
+  await embedded
+    ?.stop()
+    .catch((error: unknown) => logger.error({ err: error }, 'stopping the embedded database failed'));
   logger.info({ reason, ms: Math.round(performance.now() - started), exitCode }, 'stopped');
   process.exit(exitCode);
 }
@@ -83,7 +85,10 @@ async function start(): Promise<void> {
       void shutdown('embedded database died', 1);
     });
     uri = embedded.uri;
-    logger.info({ kind: embedded.kind, dataDir: config.DATA_DIR, ms: Date.now() - started }, 'embedded database started');
+    logger.info(
+      { kind: embedded.kind, dataDir: config.DATA_DIR, ms: Date.now() - started },
+      'embedded database started',
+    );
   }
 
   database = await connectDatabase(uri, config.MONGODB_DB);
@@ -99,7 +104,10 @@ async function start(): Promise<void> {
     graphiqlApiKey,
   });
 
-  const http = createServer({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, service.listener);
+  const http = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+    service.listener,
+  );
   server = http;
   http.on('error', (error) => {
     logger.fatal({ err: error }, `cannot listen on ${config.HOST}:${config.PORT}`);
@@ -110,7 +118,11 @@ async function start(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.PORT;
     const origin = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
     logger.info(
-      { graphiql: `${origin}/graphql`, rest: `${origin}${config.REST_BASE_PATH}`, docs: `${origin}${config.REST_BASE_PATH}/docs` },
+      {
+        graphiql: `${origin}/graphql`,
+        rest: `${origin}${config.REST_BASE_PATH}`,
+        docs: `${origin}${config.REST_BASE_PATH}/docs`,
+      },
       'petstore-gateway is listening',
     );
   });

@@ -6,6 +6,7 @@ import { API_KEY, useTestServer } from './support/test-server.ts';
 
 /** Monaco renders with non-breaking spaces; normalise so JSON assertions read naturally. */
 async function editorText(editor: Locator): Promise<string> {
+  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText keeps Monaco's line breaks; textContent drops them.
   return (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ');
 }
 

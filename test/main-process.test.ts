@@ -14,7 +14,10 @@ function npmStart(env: Record<string, string>): ChildProcessWithoutNullStreams {
 
 /** The compiled service alone (built by the test run's global setup), for the quick refusal cases. */
 function compiledMain(env: Record<string, string>): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['dist/main.js'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: 'pipe' });
+  return spawn(process.execPath, ['dist/main.js'], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: 'pipe',
+  });
 }
 
 interface Listening {
@@ -57,12 +60,21 @@ function processesMentioning(text: string): Promise<number[]> {
 const EMBEDDED = !process.env.MONGODB_URI;
 
 describe('npm start', () => {
-  it('serves the compiled service with X-Request-Id, and SIGTERM to npm stops it with exit 0', { timeout: 90_000 }, async () => {
-    const child = npmStart({ PORT: '0', API_KEYS: API_KEY, MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('main') });
+  it('serves the compiled service with X-Request-Id, and SIGTERM to npm stops it with exit 0', {
+    timeout: 90_000,
+  }, async () => {
+    const child = npmStart({
+      PORT: '0',
+      API_KEYS: API_KEY,
+      MONGODB_URI: inject('mongoUri'),
+      MONGODB_DB: uniqueDbName('main'),
+    });
     const { origin } = await listening(child);
 
     expect((await fetch(`${origin}/ready`)).status).toBe(200);
-    const listed = await fetch(`${origin}/v1/pets`, { headers: { Authorization: `Bearer ${API_KEY}`, 'X-Request-Id': 'trace-42' } });
+    const listed = await fetch(`${origin}/v1/pets`, {
+      headers: { Authorization: `Bearer ${API_KEY}`, 'X-Request-Id': 'trace-42' },
+    });
     expect(listed.status).toBe(200);
     expect(listed.headers.get('x-request-id')).toBe('trace-42');
     expect((await fetch(`${origin}/health`)).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -74,21 +86,25 @@ describe('npm start', () => {
     await expect(fetch(`${origin}/health`)).rejects.toThrow();
   });
 
-  it.skipIf(!EMBEDDED)('stops its embedded database too on SIGINT, leaving no process behind', { timeout: 90_000 }, async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'petstore-main-'));
-    const env: Record<string, string> = { PORT: '0', API_KEYS: API_KEY, DATA_DIR: dataDir };
-    const child = npmStart(env);
-    const { origin, log } = await listening(child);
-    expect(log.join('\n')).toContain('embedded database started');
-    expect(await processesMentioning(dataDir)).toHaveLength(1);
-    expect((await fetch(`${origin}/ready`)).status).toBe(200);
+  it.skipIf(!EMBEDDED)(
+    'stops its embedded database too on SIGINT, leaving no process behind',
+    { timeout: 90_000 },
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'petstore-main-'));
+      const env: Record<string, string> = { PORT: '0', API_KEYS: API_KEY, DATA_DIR: dataDir };
+      const child = npmStart(env);
+      const { origin, log } = await listening(child);
+      expect(log.join('\n')).toContain('embedded database started');
+      expect(await processesMentioning(dataDir)).toHaveLength(1);
+      expect((await fetch(`${origin}/ready`)).status).toBe(200);
 
-    child.kill('SIGINT');
-    const [code] = await once(child, 'exit');
-    expect(code).toBe(0);
-    expect(await processesMentioning(dataDir)).toEqual([]);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+      child.kill('SIGINT');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+      expect(await processesMentioning(dataDir)).toEqual([]);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  );
 
   it('refuses to start with bad configuration, naming every bad variable', async () => {
     const child = compiledMain({ PORT: 'eighty', NODE_ENV: 'production', API_KEYS: '', LOG_LEVEL: 'loud' });

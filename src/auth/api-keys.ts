@@ -1,8 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-export type Authentication =
-  | { ok: true; keyId: string }
-  | { ok: false; keyWasSent: boolean };
+export type Authentication = { ok: true; keyId: string } | { ok: false; keyWasSent: boolean };
 
 export type ApiKeyVerifier = (authorization: string | null) => Authentication;
 

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -50,7 +50,9 @@ async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -79,7 +81,11 @@ function supervise(child: ChildProcess, kind: EmbeddedKind, uri: string): Embedd
 }
 
 /** Waits for the child's readiness line; on failure or timeout the child is killed, never left behind. */
-async function waitForReady(child: ChildProcess, output: NodeJS.ReadableStream, ready: (line: string) => string | null): Promise<string> {
+async function waitForReady(
+  child: ChildProcess,
+  output: NodeJS.ReadableStream,
+  ready: (line: string) => string | null,
+): Promise<string> {
   return new Promise<string>((resolveReady, fail) => {
     const abort = (error: Error) => {
       clearTimeout(timer);
@@ -106,7 +112,7 @@ async function startFerretDb(binary: string, dataDir: string): Promise<EmbeddedD
   // It warns about every command it lacks (the driver's endSessions, say): errors are what matter.
   const args = ['--listen', '127.0.0.1:0', '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
   const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const uri = await waitForReady(child, child.stdout!, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
+  const uri = await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
   return supervise(child, 'ferretdb', uri);
 }
 
@@ -117,7 +123,7 @@ async function startMongod(dataDir: string): Promise<EmbeddedDatabase> {
   const child = spawn('mongod', ['--dbpath', dbPath, '--port', String(port), '--bind_ip', '127.0.0.1'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await waitForReady(child, child.stdout!, (line) => (line.includes('Waiting for connections') ? line : null));
+  await waitForReady(child, child.stdout, (line) => (line.includes('Waiting for connections') ? line : null));
   return supervise(child, 'mongod', `mongodb://127.0.0.1:${port}/`);
 }
 
@@ -153,15 +159,23 @@ export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): 
     {
       kind: 'ferretdb',
       available: () =>
-        existsSync(ferretDbBinaryPath()) || commandExists('go', ['version']) ? null : 'Go is not installed, so it cannot be built',
+        existsSync(ferretDbBinaryPath()) || commandExists('go', ['version'])
+          ? null
+          : 'Go is not installed, so it cannot be built',
       start: async () => startFerretDb(await buildFerretDb(log), directory),
     },
-    { kind: 'mongod', available: () => (commandExists('mongod', ['--version']) ? null : 'not on PATH'), start: () => startMongod(directory) },
+    {
+      kind: 'mongod',
+      available: () => (commandExists('mongod', ['--version']) ? null : 'not on PATH'),
+      start: () => startMongod(directory),
+    },
     { kind: 'mongodb-memory-server', available: () => null, start: () => startMemoryServer(directory) },
   ];
   for (const candidate of candidates) {
     const unavailable =
-      marker && marker !== candidate.kind ? `${directory} holds ${marker} data; not starting another server over it` : candidate.available();
+      marker && marker !== candidate.kind
+        ? `${directory} holds ${marker} data; not starting another server over it`
+        : candidate.available();
     if (unavailable) {
       reasons.push(`${candidate.kind}: ${unavailable}`);
       continue;

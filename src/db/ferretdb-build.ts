@@ -29,7 +29,7 @@ export async function buildFerretDb(log: (message: string) => void): Promise<str
   });
   let built = 0;
   // `go build -v` names each package as it compiles: a cheap, honest progress signal.
-  createInterface({ input: child.stderr! }).on('line', (line) => {
+  createInterface({ input: child.stderr }).on('line', (line) => {
     built += 1;
     if (built % 25 === 0 || /^(go: |#|.*error)/.test(line)) log(`  ${built} packages compiled (${line})`);
   });

@@ -15,7 +15,8 @@ export interface RequestRecord {
  * serialises whole request/response objects per request, which cost more than the rest of the edge.
  */
 export function createAccessLog(logger: Logger) {
-  if (!logger.isLevelEnabled('info')) return (_req: IncomingMessage, _res: ServerResponse, _record: RequestRecord) => {};
+  if (!logger.isLevelEnabled('info'))
+    return (_req: IncomingMessage, _res: ServerResponse, _record: RequestRecord) => {};
   return (req: IncomingMessage, res: ServerResponse, record: RequestRecord): void => {
     res.once('close', () => {
       const line = {

@@ -3,13 +3,13 @@ import type { Logger } from 'pino';
 import type { ApiKeyVerifier } from '../auth/api-keys.ts';
 import type { RequestIdentity } from '../context.ts';
 import { BodyTooLargeError, ClientClosedError, readBody } from '../http/read-body.ts';
-import { RestError } from '../rest/http-errors.ts';
 import { type RestExecutor, sendRestError } from '../rest/executor.ts';
+import { RestError } from '../rest/http-errors.ts';
 import { methodNotAllowed } from '../rest/router.ts';
 import { createAccessLog, type RequestRecord } from './access-log.ts';
-import { type Face, sendGraphQLError, sendUnauthenticated } from './responses.ts';
 import { sendHealth, sendReadiness } from './health.ts';
 import { requestIdOf } from './request-id.ts';
+import { type Face, sendGraphQLError, sendUnauthenticated } from './responses.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -105,7 +105,12 @@ export function createEdge(options: EdgeOptions) {
         return sendGraphQLError(res, 413, 'PAYLOAD_TOO_LARGE', error.message, { Connection: 'close' });
       }
       if (body.length === 0) {
-        return sendGraphQLError(res, 400, 'BAD_REQUEST', 'The request body is empty: send a JSON object with a "query"');
+        return sendGraphQLError(
+          res,
+          400,
+          'BAD_REQUEST',
+          'The request body is empty: send a JSON object with a "query"',
+        );
       }
       // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`.
       (req as IncomingMessage & { body?: Buffer }).body = body;

@@ -33,6 +33,6 @@ export function sendUnauthenticated(
     ...extraHeaders,
     'WWW-Authenticate': keyWasSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"',
   };
-  if (face === 'graphql') return sendGraphQLError(res, 401, 'UNAUTHENTICATED', message, headers);
-  sendJson(res, 401, { code: 'UNAUTHENTICATED', message, status: 401 }, headers);
+  if (face === 'graphql') sendGraphQLError(res, 401, 'UNAUTHENTICATED', message, headers);
+  else sendJson(res, 401, { code: 'UNAUTHENTICATED', message, status: 401 }, headers);
 }

@@ -3,12 +3,15 @@ import type { YogaServerOptions } from 'graphql-yoga';
 import { DomainError } from '../errors.ts';
 import { fromDomainError, unexpectedError } from './errors.ts';
 
-type MaskError = NonNullable<Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean | undefined>>['maskError'];
+type MaskError = NonNullable<
+  Exclude<YogaServerOptions<object, object>['maskedErrors'], boolean | undefined>
+>['maskError'];
 
 /** The error a resolver threw, under the GraphQLError graphql-js wrapped it in. */
 export function rootCause(error: unknown): unknown {
   let current = error;
-  while (current instanceof Error && 'originalError' in current && current.originalError) current = current.originalError;
+  while (current instanceof Error && 'originalError' in current && current.originalError)
+    current = current.originalError;
   return current;
 }
 

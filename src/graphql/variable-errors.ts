@@ -28,7 +28,10 @@ function leafProblem(type: GraphQLInputType, value: unknown): string | undefined
     if (!(type instanceof GraphQLEnumType)) return (error as Error).message.replace(/\.$/, '');
   }
   return type instanceof GraphQLEnumType
-    ? `must be a ${type.name}: one of ${type.getValues().map(({ name }) => name).join(', ')}`
+    ? `must be a ${type.name}: one of ${type
+        .getValues()
+        .map(({ name }) => name)
+        .join(', ')}`
     : `is not a valid ${type.name}`;
 }
 
@@ -46,7 +49,7 @@ function walk(type: GraphQLInputType, value: unknown, path: string, problems: Va
   if (value === null || value === undefined) return;
   if (isListType(type)) {
     const items = Array.isArray(value) ? value : [value];
-    items.forEach((item, index) => walk(type.ofType, item, `${path}.${index}`, problems));
+    for (const [index, item] of items.entries()) walk(type.ofType, item, `${path}.${index}`, problems);
     return;
   }
   if (isInputObjectType(type)) {
@@ -90,7 +93,8 @@ function findVariableProblems(
 
 /** No data and no error with a path: execution never started (variables, or the operation, were refused). */
 function failedBeforeExecution(result: { data?: unknown; errors?: readonly GraphQLError[] }): boolean {
-  return result.data == null && (result.errors?.length ?? 0) > 0 && result.errors!.every((error) => error.path === undefined);
+  const errors = result.errors ?? [];
+  return result.data == null && errors.length > 0 && errors.every((error) => error.path === undefined);
 }
 
 /**

@@ -14,7 +14,10 @@ export function createYogaLogger(logger: Logger) {
     if (!logger.isLevelEnabled(level)) return () => {};
     return (...args: unknown[]) => {
       const error = args.find((arg) => arg instanceof Error);
-      const text = args.filter((arg) => !(arg instanceof Error)).map(String).join(' ');
+      const text = args
+        .filter((arg) => !(arg instanceof Error))
+        .map(String)
+        .join(' ');
       if (!error) return logger[level](text || 'yoga');
       const cause = rootCause(error);
       if (cause instanceof DomainError && cause.expected) {

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  type Collection,
+  type Db,
   MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
@@ -7,8 +9,6 @@ import {
   MongoServerError,
   MongoServerSelectionError,
   MongoTopologyClosedError,
-  type Collection,
-  type Db,
 } from 'mongodb';
 import pLimit from 'p-limit';
 import { DatabaseUnavailableError, IdAllocationError } from '../errors.ts';

@@ -7,10 +7,7 @@ export const petNameRule = z
   .string()
   .refine((name) => name.isWellFormed(), 'must be valid Unicode text')
   .refine((name) => name.trim().length > 0, 'must not be blank')
-  .refine(
-    (name) => [...name].length <= PET_NAME_MAX_LENGTH,
-    `must be at most ${PET_NAME_MAX_LENGTH} characters long`,
-  );
+  .refine((name) => [...name].length <= PET_NAME_MAX_LENGTH, `must be at most ${PET_NAME_MAX_LENGTH} characters long`);
 
 export const categoryIdRule = z
   .number()

@@ -49,7 +49,8 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
   const deprecated = deprecationHeaders(basePath);
   for (const route of routes) {
     const errors = validate(schema, route.document);
-    if (errors.length) throw new Error(`REST route ${route.operationId} does not match the schema: ${errors[0]?.message}`);
+    if (errors.length)
+      throw new Error(`REST route ${route.operationId} does not match the schema: ${errors[0]?.message}`);
   }
 
   function toRestError(error: unknown, renames: Readonly<Record<string, string>>): RestError {

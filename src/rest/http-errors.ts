@@ -48,7 +48,9 @@ function restFieldName(field: string, renames: Readonly<Record<string, string>>)
 
 function stringHeaders(value: unknown): Record<string, string> {
   if (typeof value !== 'object' || value === null) return {};
-  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 function isRestCode(code: unknown): code is RestErrorCode {
@@ -60,8 +62,14 @@ function isRestCode(code: unknown): code is RestErrorCode {
  * outside the contract's set, or a status that disagrees with it, is a bug: 500, already logged.
  */
 export function restErrorFromGraphQL(error: GraphQLError, renames: Readonly<Record<string, string>> = {}): RestError {
-  const { code, field, reason, http } = error.extensions as { code?: unknown; field?: unknown; reason?: unknown; http?: { status?: unknown; headers?: unknown } };
-  if (!isRestCode(code) || http?.status !== REST_ERRORS[code]) return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
+  const { code, field, reason, http } = error.extensions as {
+    code?: unknown;
+    field?: unknown;
+    reason?: unknown;
+    http?: { status?: unknown; headers?: unknown };
+  };
+  if (!isRestCode(code) || http?.status !== REST_ERRORS[code])
+    return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
   if (code === 'BAD_USER_INPUT' && typeof field === 'string' && typeof reason === 'string') {
     return invalidParameter(restFieldName(field, renames), reason);
   }

@@ -49,7 +49,11 @@ export function createRouter(routes: readonly Route[]) {
         onPath.push({ route, groups: match.groups });
       }
       if (onPath.length === 0) throw new RestError('ROUTE_NOT_FOUND', `No route ${method} ${fullPath}`);
-      throw methodNotAllowed(method, fullPath, onPath.map(({ route }) => route.method));
+      throw methodNotAllowed(
+        method,
+        fullPath,
+        onPath.map(({ route }) => route.method),
+      );
     },
   };
 }

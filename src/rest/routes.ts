@@ -1,8 +1,8 @@
-import type { GraphQLEnumType } from 'graphql';
 import type { ResultOf, TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { GraphQLEnumType } from 'graphql';
+import type { RestPetFragment } from './__generated__/graphql.ts';
 import { invalidParameter, RestError } from './http-errors.ts';
 import { CreatePetOperation, GetPetOperation, ListPetsOperation } from './operations.ts';
-import type { RestPetFragment } from './__generated__/graphql.ts';
 
 /** What a route sees of a request once it is authenticated and its body parsed. */
 export interface RestRequest {

@@ -52,5 +52,10 @@ export function createPublicPages(options: PublicPagesOptions): PublicPages {
     openApiUrl: `${options.restBasePath}/openapi.json`,
     title: 'Petstore REST API',
   });
-  return { graphiql: graphiql.send, apiDocs: apiDocs.send, assets: assets.handle, openApiDocument: options.openApiDocument };
+  return {
+    graphiql: graphiql.send,
+    apiDocs: apiDocs.send,
+    assets: assets.handle,
+    openApiDocument: options.openApiDocument,
+  };
 }

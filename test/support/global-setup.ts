@@ -15,7 +15,10 @@ declare module 'vitest' {
 /** What `npm run build` makes: the pages' assets (every service needs them) and dist/ for `npm start`. */
 async function build(): Promise<void> {
   await buildAssets();
-  const tsc = spawnSync('npx', ['--no-install', 'tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit', timeout: 120_000 });
+  const tsc = spawnSync('npx', ['--no-install', 'tsc', '-p', 'tsconfig.build.json'], {
+    stdio: 'inherit',
+    timeout: 120_000,
+  });
   if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${tsc.status ?? tsc.signal})`);
 }
 

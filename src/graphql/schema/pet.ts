@@ -1,11 +1,10 @@
 import { GET_PET_DEPRECATION_REASON } from '../../deprecations.ts';
 import { decodeCursor, encodeCursor } from '../../pets/cursor.ts';
-import { LIST_LIMIT, PET_NAME_MAX_LENGTH, type NewPet, type Pet, type PetPage } from '../../pets/pet.ts';
+import { LIST_LIMIT, type NewPet, PET_NAME_MAX_LENGTH, type Pet, type PetPage } from '../../pets/pet.ts';
 import { categoryIdRule, listLimitRule, petIdRule, petNameRule } from '../../pets/pet-rules.ts';
 import { builder } from '../builder.ts';
 import { badUserInput } from '../errors.ts';
 import { Int64 } from './int64.ts';
-
 
 const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of a pet. The REST contract spells the values in lower case.',
@@ -19,7 +18,10 @@ const PetStatus = builder.enumType('PetStatus', {
 const PetRef = builder.objectRef<Pet>('Pet').implement({
   description: 'An animal in the store.',
   fields: (t) => ({
-    id: t.id({ description: 'Unique int64 id, assigned by the service, as a decimal string.', resolve: (pet) => String(pet.id) }),
+    id: t.id({
+      description: 'Unique int64 id, assigned by the service, as a decimal string.',
+      resolve: (pet) => String(pet.id),
+    }),
     name: t.exposeString('name'),
     categoryId: t.expose('categoryId', { type: Int64 }),
     status: t.field({ type: PetStatus, nullable: true, resolve: (pet) => pet.status ?? null }),
@@ -34,7 +36,10 @@ const NewPetInput = builder.inputType('NewPet', {
     status: t.field({ type: PetStatus, description: 'Omit it to leave the status unset; null is refused.' }),
   }),
   // An explicit null would be stored as "no status" while looking like a value was sent.
-  validate: [(input) => input.status !== null, { message: 'must not be null; omit it to leave the status unset', path: ['status'] }],
+  validate: [
+    (input) => input.status !== null,
+    { message: 'must not be null; omit it to leave the status unset', path: ['status'] },
+  ],
 });
 
 const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
