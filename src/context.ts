@@ -5,14 +5,18 @@ export interface Context {
   pets: PetRepository;
   /** Which API key made the request (a hash prefix, never the key). */
   keyId: string;
+  /** True once the client has gone away: work queued for it can be dropped. */
+  clientGone: () => boolean;
 }
 
 /** What the edge hands to execution for every request, GraphQL or REST. */
 export interface RequestIdentity {
   keyId: string;
+  /** True once the client has gone away: work queued for it can be dropped. */
+  clientGone: () => boolean;
 }
 
 /** Runs once per operation, so it only picks up what the edge already established. */
 export function createContextFactory(pets: PetRepository) {
-  return ({ keyId }: RequestIdentity): Context => ({ pets, keyId });
+  return ({ keyId, clientGone }: RequestIdentity): Context => ({ pets, keyId, clientGone });
 }

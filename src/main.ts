@@ -1,10 +1,11 @@
 // Side effects only: configuration, database, HTTP listener, drain on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { pino } from 'pino';
 import { loadConfig } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
+import { createHttpServer } from './http/server.ts';
 import { createMongoPetRepository, ensurePetIndexes } from './pets/pet-repository.ts';
 import { createService, type Service } from './service.ts';
 
@@ -16,9 +17,6 @@ if (!loaded.ok) {
 const config = loaded.config;
 const logger = pino({ level: config.LOG_LEVEL, base: { service: 'petstore-gateway' } });
 
-// Slow senders must not hold sockets: headers within 15 s, the whole request within 30 s.
-const HEADERS_TIMEOUT_MS = 15_000;
-const REQUEST_TIMEOUT_MS = 30_000;
 /** While draining, sockets that became idle after their last response are closed this often. */
 const IDLE_SWEEP_MS = 100;
 
@@ -104,10 +102,7 @@ async function start(): Promise<void> {
     graphiqlApiKey,
   });
 
-  const http = createServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
-    service.listener,
-  );
+  const http = createHttpServer(service.listener);
   server = http;
   http.on('error', (error) => {
     logger.fatal({ err: error }, `cannot listen on ${config.HOST}:${config.PORT}`);

@@ -81,7 +81,7 @@ export function createEdge(options: EdgeOptions) {
       return sendUnauthenticated(res, face, auth.keyWasSent, headers);
     }
     record.keyId = auth.keyId;
-    const identity: RequestIdentity = { keyId: auth.keyId };
+    const identity: RequestIdentity = { keyId: auth.keyId, clientGone: () => res.destroyed && !res.writableFinished };
 
     if (face === 'graphql') return forwardToGraphQL(req, res, identity);
     if (isRest) {

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
+import { createHttpServer } from '../../src/http/server.ts';
 import { createMongoPetRepository, ensurePetIndexes } from '../../src/pets/pet-repository.ts';
 import { createService, type Service } from '../../src/service.ts';
 
@@ -43,7 +44,7 @@ export function uniqueDbName(prefix = 'test'): string {
 
 /** A node:http server for this listener on a random loopback port. */
 export async function listenOnLoopback(listener: RequestListener): Promise<{ http: Server; baseUrl: string }> {
-  const http = createServer(listener);
+  const http = createHttpServer(listener);
   await new Promise<void>((listening) => http.listen(0, '127.0.0.1', listening));
   return { http, baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
 }
