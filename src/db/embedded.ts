@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { lockDataDir } from './data-dir-lock.ts';
 import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
 
 export type EmbeddedKind = 'ferretdb' | 'mongod' | 'mongodb-memory-server';
@@ -153,6 +154,19 @@ function readMarker(directory: string): string | undefined {
 export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const directory = resolve(dataDir);
   mkdirSync(directory, { recursive: true });
+  // One owner per data directory: a second server over the same files would corrupt them.
+  const unlock = lockDataDir(directory);
+  try {
+    const database = await startFirstAvailable(directory, log);
+    process.once('exit', unlock);
+    return { ...database, stop: () => database.stop().finally(unlock) };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+async function startFirstAvailable(directory: string, log: (message: string) => void): Promise<EmbeddedDatabase> {
   const marker = readMarker(directory);
   const reasons: string[] = [];
   const candidates: { kind: EmbeddedKind; available: () => string | null; start: () => Promise<EmbeddedDatabase> }[] = [
