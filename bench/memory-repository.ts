@@ -1,26 +1,34 @@
 import type { NewPet, Pet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 
+export interface MemoryPetRepository extends PetRepository {
+  /** Back to the initial pets: a create run must not leave the next run a bigger store. */
+  reset(): void;
+}
+
 /**
- * A PetRepository held in memory, for the benchmark's second pass only: with no database in the way,
- * the gap between the baseline and the app is the cost of the HTTP, GraphQL and REST layers alone.
- * Same contract as the Mongo repository (ascending ids, keyset paging, fresh objects per call).
+ * A PetRepository held in memory: with no database in the way, the gap between the floor and the
+ * other targets is the cost of the HTTP, GraphQL and REST layers alone. Same contract as the Mongo
+ * repository (ascending ids, keyset paging, fresh objects per call).
  */
-export function createMemoryPetRepository(initial: readonly Pet[] = []): PetRepository {
+export function createMemoryPetRepository(initial: readonly Pet[] = []): MemoryPetRepository {
   const byId = new Map<number, Pet>();
   let ordered: Pet[] = [];
   let lastId = 0;
-  const add = (pet: Pet) => {
-    byId.set(pet.id, pet);
-    lastId = Math.max(lastId, pet.id);
+
+  const reset = () => {
+    byId.clear();
+    for (const pet of initial) byId.set(pet.id, { ...pet });
+    ordered = [...byId.values()].sort((a, b) => a.id - b.id);
+    lastId = ordered.at(-1)?.id ?? 0;
   };
-  for (const pet of initial) add({ ...pet });
-  ordered = [...byId.values()].sort((a, b) => a.id - b.id);
+  reset();
 
   return {
+    reset,
     async create(newPet: NewPet) {
-      const pet: Pet = { ...newPet, id: lastId + 1 };
-      add(pet);
+      const pet: Pet = { ...newPet, id: ++lastId };
+      byId.set(pet.id, pet);
       ordered.push(pet);
       return { ...pet };
     },

@@ -1,36 +1,54 @@
-// Messages between bench/run.ts (the load generator) and bench/servers.ts (the servers under test).
+// Messages between bench/run.ts (the load generator) and bench/servers.ts (the servers under test),
+// plus the names both sides share. Every parent request carries an id; the child answers it once.
+
+/** memory: pets held in bench/memory-repository.ts; ferretdb: the Mongo repository on FerretDB. */
+export type StoreName = 'memory' | 'ferretdb';
+
+/** A cost-curve database, named by its pet count. */
+export type CurveStore = `curve-${number}`;
+
+/** The order each round runs them in: A B C D E. */
+export const TARGETS = ['floor', 'rest', 'sofa', 'graphql', 'yoga'] as const;
+export type Target = (typeof TARGETS)[number];
+
+/** What the parent asks the child to set up; passed as argv[2] (JSON). */
+export interface ServersConfig {
+  stores: StoreName[];
+  /** Pets seeded in each store before the main rounds. */
+  seedPets: number;
+  /** Pet counts of the cost curve: one FerretDB database and floor server each; empty for none. */
+  curveSizes: number[];
+}
 
 export interface DatabaseInfo {
+  /** Which server startEmbeddedDatabase found (FerretDB unless it fell back). */
   kind: string;
   /** One line for people: which database the figures came from. */
   label: string;
-  /** The MongoDB version the server claims on the wire (buildInfo.version). */
-  wireVersion?: string;
-  ferretdbVersion?: string;
 }
 
-/** Where a store's two servers listen: the raw node:http baseline and the real app. */
-export interface StoreUrls {
-  baselineUrl: string;
-  appUrl: string;
+export interface Ready {
+  type: 'ready';
+  /** Base URL of every target, per store that was asked for. */
+  urls: Partial<Record<StoreName, Record<Target, string>>>;
+  /** The floor server over each cost-curve database, by its pet count. */
+  curveUrls: Record<number, string>;
+  apiKey: string;
+  database?: DatabaseInfo;
+  rss: number;
+  pid: number;
 }
 
-/** ferretdb: the repository on the embedded database; memory: the same pets held in memory. */
-export type StoreName = 'ferretdb' | 'memory';
+export type Request =
+  | { type: 'rss'; id: number }
+  /**
+   * Wait until the store has no call in flight; with `reset`, then drop every pet a create run
+   * added, so the next run meets the seeded store again.
+   */
+  | { type: 'settle'; id: number; store: StoreName | CurveStore; reset: boolean }
+  | { type: 'stop' };
 
 export type ChildMessage =
-  | {
-      type: 'ready';
-      stores: Record<StoreName, StoreUrls>;
-      apiKey: string;
-      /** An id that exists, for the get-one scenarios. */
-      sampleId: number;
-      seeded: number;
-      database: DatabaseInfo;
-      rss: number;
-      pid: number;
-    }
-  | { type: 'rss'; id: number; rss: number }
+  | Ready
+  | { type: 'reply'; id: number; rss: number; error?: string }
   | { type: 'failed'; message: string };
-
-export type ParentMessage = { type: 'rss'; id: number } | { type: 'stop' };

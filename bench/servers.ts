@@ -1,150 +1,124 @@
-// The servers under test, run as a child of bench/run.ts (forked with an IPC channel).
+// The servers under test, forked by bench/run.ts with an IPC channel. They live apart from the load
+// generator because autocannon (without workers) produces load on its caller's event loop: sharing
+// one loop, the figures would measure the generator as much as the servers.
 //
-// Why a separate process: autocannon (without its worker threads) generates load on the event loop
-// of the process that calls it. Were the servers in that same process, every request would be
-// produced and served by one thread taking turns, and the figures would measure the load generator
-// as much as the server. Here the servers own this process's event loop; the load generator owns
-// its own. (FerretDB is a third process, started below.)
-//
-// What it serves, each on its own loopback port, for each of two stores:
-//   - baseline: a raw node:http handler calling the repository directly and writing JSON (the floor);
-//   - app: the real service from createApp (Yoga at /graphql, the REST adapter at /v1).
-// Stores: `ferretdb`, the Mongo repository over the embedded FerretDB (one MongoClient shared by
-// both servers); `memory`, the same seeded pets in an in-memory repository, so that a second pass
-// can show the cost of the HTTP/GraphQL/REST layers without the database's cost hiding it.
-//
-// Protocol with the parent, over process.send:
-//   child → parent  { type: 'ready', ... }   once the database is seeded and both servers listen
-//   parent → child  { type: 'rss', id }     → child → parent { type: 'rss', id, rss }
-//   parent → child  { type: 'stop' }        → closes everything, removes the temp dir, exits 0
-// A lost channel (parent died) or SIGINT/SIGTERM also shuts everything down.
+// Per store asked for: the five targets of bench/targets.ts, each on its own loopback port. With
+// FerretDB (bench/databases.ts): the store in database `petstore_bench`, and for the cost curve, per
+// size N, a floor server over `petstore_bench_curve_N` holding pets 1..N. Messages: protocol.ts.
+// A lost channel (the parent died), a signal or `stop` closes everything, stops FerretDB, exits.
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
-import { createApp } from '../src/app.ts';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded.ts';
-import { connectDatabase, type Database } from '../src/db/mongo.ts';
-import { PET_STATUSES } from '../src/pets/pet.ts';
-import { createMongoPetRepository, ensurePetIndexes, type PetRepository } from '../src/pets/pet-repository.ts';
+import { createMongoPetRepository, type PetRepository } from '../src/pets/pet-repository.ts';
+import { createDatabases } from './databases.ts';
+import { type InFlight, trackInFlight } from './in-flight.ts';
 import { createMemoryPetRepository } from './memory-repository.ts';
-import { loadOpenApiDocument } from '../src/rest/openapi-document.ts';
-import type { ChildMessage, DatabaseInfo, ParentMessage, StoreUrls } from './protocol.ts';
+import {
+  type ChildMessage,
+  type CurveStore,
+  type Ready,
+  type Request,
+  type ServersConfig,
+  type StoreName,
+  TARGETS,
+  type Target,
+} from './protocol.ts';
+import { resetPets, seedPet, seedPets } from './seed.ts';
+import { createTargets, floorListener, type Listener, type Targets } from './targets.ts';
 
-const SEED_PETS = Number(process.env.BENCH_SEED_PETS ?? 200);
-const API_KEY = `bench_${randomBytes(16).toString('hex')}`;
+const config = JSON.parse(process.argv[2] ?? '{}') as ServersConfig;
+// Token68 characters only, and longer than the 16 our key rules ask for.
+const API_KEY = `bench-${randomBytes(16).toString('hex')}`;
+const log = (message: string) => process.stderr.write(`[bench servers] ${message}\n`);
+const send = (message: ChildMessage) => process.send?.(message);
 
-function send(message: ChildMessage): void {
-  process.send?.(message);
-}
+const servers: Server[] = [];
+const targets: Targets[] = [];
+/** Per store: its calls in flight (see in-flight.ts) and how to put its seeded pets back. */
+const stores = new Map<
+  StoreName | CurveStore,
+  { settled: InFlight<PetRepository>['settled']; reset: () => Promise<void> }
+>();
+const SETTLE_TIMEOUT_MS = 30_000;
+let stopping: Promise<void> | undefined;
+const databases = createDatabases(log, () => void shutdown(1));
 
-function log(message: string): void {
-  process.stderr.write(`[bench servers] ${message}\n`);
-}
-
-/** The floor: routing, the same repository call, JSON.stringify; no auth, no GraphQL, no adapter. */
-function baselineHandler(pets: PetRepository) {
-  const fail = (res: ServerResponse, status: number) => {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status }));
-  };
-  return (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const json = (body: unknown) => {
-      const text = JSON.stringify(body);
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-    };
-    if (req.method !== 'GET') return fail(res, 405);
-    if (url.pathname === '/pets') {
-      const limit = Number(url.searchParams.get('limit') ?? 20);
-      pets.listPage({ limit }).then((page) => json(page.pets), () => fail(res, 500));
-      return;
-    }
-    const byId = /^\/pets\/([0-9]+)$/.exec(url.pathname);
-    if (byId?.[1]) {
-      pets.findById(Number(byId[1])).then((pet) => (pet ? json(pet) : fail(res, 404)), () => fail(res, 500));
-      return;
-    }
-    fail(res, 404);
-  };
-}
-
-async function listen(server: Server): Promise<string> {
+async function listen(listener: Listener): Promise<string> {
+  const server = createServer(listener);
+  servers.push(server);
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function closeServer(server: Server): Promise<void> {
-  if (!server.listening) return;
-  const closed = new Promise<void>((done) => server.close(() => done()));
-  server.closeAllConnections();
-  await closed;
-}
-
-/** Our build reports ferretdbVersion "unknown" (no version.txt), so read the version it was built from. */
-function ferretDbModuleVersion(): string {
-  try {
-    const goMod = readFileSync(fileURLToPath(new URL('../tools/ferretdb/go.mod', import.meta.url)), 'utf8');
-    return /github\.com\/FerretDB\/FerretDB (v\S+)/.exec(goMod)?.[1] ?? 'v1';
-  } catch {
-    return 'v1';
-  }
-}
-
-async function describeDatabase(database: Database, embedded: EmbeddedDatabase): Promise<DatabaseInfo> {
-  const info: DatabaseInfo = { kind: embedded.kind, label: embedded.kind };
-  try {
-    const build = (await database.db.admin().command({ buildInfo: 1 })) as Record<string, unknown>;
-    if (typeof build.version === 'string') info.wireVersion = build.version;
-    if (typeof build.ferretdbVersion === 'string' && build.ferretdbVersion !== 'unknown') info.ferretdbVersion = build.ferretdbVersion;
-  } catch {
-    // Only used for the label; the run goes on without it.
-  }
-  if (embedded.kind === 'ferretdb') {
-    // tools/ferretdb/main.go always runs FerretDB v1 with its SQLite handler.
-    info.ferretdbVersion ??= ferretDbModuleVersion();
-    info.label = `FerretDB ${info.ferretdbVersion} (SQLite backend), embedded, on loopback`;
-  } else {
-    info.label = `${embedded.kind} ${info.wireVersion ?? ''} (fallback: FerretDB could not start), on loopback`.replace('  ', ' ');
-  }
-  return info;
-}
-
-/** The baseline and the real app over one repository, each on its own loopback port. */
-async function startServers(pets: PetRepository): Promise<StoreUrls> {
-  const baseline = createServer(baselineHandler(pets));
-  const app = createServer(
-    createApp({
-      pets,
-      apiKeys: [API_KEY],
-      // Silent, as a benchmark should not measure log I/O; the per-request child logger still runs.
-      logger: pino({ level: 'silent' }),
-      restBasePath: '/v1',
-      maxBodyBytes: 16_384,
-      openApiDocument: loadOpenApiDocument(),
-      checkDatabase: async () => {},
-    }),
+/** The five targets over `inner`, counted so a settle request can wait for their work to finish. */
+async function serveStore(
+  store: StoreName,
+  inner: PetRepository,
+  reset: () => Promise<void>,
+): Promise<Record<Target, string>> {
+  const { pets, settled } = trackInFlight(inner);
+  stores.set(store, { settled, reset });
+  const created = createTargets(pets, API_KEY);
+  targets.push(created);
+  const urls = await Promise.all(
+    TARGETS.map(async (target) => [target, await listen(created.listeners[target])] as const),
   );
-  servers.push(baseline, app);
-  return { baselineUrl: await listen(baseline), appUrl: await listen(app) };
+  return Object.fromEntries(urls) as Record<Target, string>;
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'petstore-bench-db-'));
-let embedded: EmbeddedDatabase | undefined;
-let database: Database | undefined;
-const servers: Server[] = [];
-let stopping: Promise<void> | undefined;
+async function start(): Promise<Ready> {
+  const urls: Ready['urls'] = {};
+  const seeded = Array.from({ length: config.seedPets }, (_, i) => seedPet(i + 1));
+  if (config.stores.includes('memory')) {
+    const pets = createMemoryPetRepository(seeded);
+    urls.memory = await serveStore('memory', pets, async () => pets.reset());
+  }
+  if (config.stores.includes('ferretdb')) {
+    const { db, isFerretDb } = await databases.open('petstore_bench');
+    await seedPets(db, 0, config.seedPets);
+    const pets = createMongoPetRepository(db, { serializeIdAllocation: isFerretDb });
+    urls.ferretdb = await serveStore('ferretdb', pets, () => resetPets(db, config.seedPets));
+  }
+  const curveUrls: Ready['curveUrls'] = {};
+  for (const size of config.curveSizes) {
+    const { db, isFerretDb } = await databases.open(`petstore_bench_curve_${size}`);
+    await seedPets(db, 0, size);
+    // Read-only: counted only so that a settle waits for queued gets before the next run.
+    const { pets, settled } = trackInFlight(createMongoPetRepository(db, { serializeIdAllocation: isFerretDb }));
+    stores.set(`curve-${size}`, { settled, reset: async () => {} });
+    curveUrls[size] = await listen(floorListener(pets));
+  }
+  const database = databases.info();
+  const rss = process.memoryUsage().rss;
+  return { type: 'ready', urls, curveUrls, apiKey: API_KEY, rss, pid: process.pid, ...(database ? { database } : {}) };
+}
+
+async function answer(request: Exclude<Request, { type: 'stop' }>): Promise<void> {
+  let error: string | undefined;
+  try {
+    if (request.type === 'settle') {
+      const store = stores.get(request.store);
+      if (!store) throw new Error(`no store ${request.store} here`);
+      await store.settled(SETTLE_TIMEOUT_MS);
+      if (request.reset) await store.reset();
+    }
+  } catch (failure) {
+    error = (failure as Error).message;
+  }
+  send({ type: 'reply', id: request.id, rss: process.memoryUsage().rss, ...(error ? { error } : {}) });
+}
 
 function shutdown(code: number): Promise<void> {
   stopping ??= (async () => {
-    for (const server of servers) await closeServer(server).catch(() => {});
-    await database?.close().catch(() => {});
-    await embedded?.stop().catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const server of servers) {
+      server.close();
+      server.closeAllConnections();
+    }
+    // Let work already started finish before its database goes away, but not for long.
+    for (const store of stores.values()) await store.settled(5_000).catch(() => {});
+    for (const created of targets) await created.close().catch(() => {});
+    await databases.close();
     process.exit(code);
   })();
   return stopping;
@@ -154,41 +128,10 @@ process.on('SIGINT', () => void shutdown(130));
 process.on('SIGTERM', () => void shutdown(143));
 // The parent went away (crash, kill -9): never outlive it, nor leave FerretDB behind.
 process.on('disconnect', () => void shutdown(0));
-process.on('message', (message: ParentMessage) => {
-  if (message.type === 'rss') send({ type: 'rss', id: message.id, rss: process.memoryUsage().rss });
-  if (message.type === 'stop') void shutdown(0);
-});
+process.on('message', (request: Request) => void (request.type === 'stop' ? shutdown(0) : answer(request)));
 
 try {
-  embedded = await startEmbeddedDatabase({ dataDir, log });
-  database = await connectDatabase(embedded.uri, 'petstore_bench');
-  await ensurePetIndexes(database.db);
-  const pets = createMongoPetRepository(database.db, { serializeIdAllocation: database.isFerretDb });
-
-  const seedStarted = Date.now();
-  for (let i = 0; i < SEED_PETS; i++) {
-    await pets.create({ name: `Pet ${i + 1}`, categoryId: (i % 7) + 1, status: PET_STATUSES[i % PET_STATUSES.length] });
-  }
-  const page = await pets.listPage({ limit: SEED_PETS });
-  const sampleId = page.pets[Math.floor(page.pets.length / 2)]?.id;
-  if (sampleId === undefined) throw new Error('seeding left no pets');
-  log(`seeded ${page.pets.length} pets in ${Date.now() - seedStarted} ms`);
-
-  const stores = {
-    ferretdb: await startServers(pets),
-    memory: await startServers(createMemoryPetRepository(page.pets)),
-  };
-
-  send({
-    type: 'ready',
-    stores,
-    apiKey: API_KEY,
-    sampleId,
-    seeded: page.pets.length,
-    database: await describeDatabase(database, embedded),
-    rss: process.memoryUsage().rss,
-    pid: process.pid,
-  });
+  send(await start());
 } catch (error) {
   log(`failed to start: ${(error as Error).stack ?? String(error)}`);
   send({ type: 'failed', message: (error as Error).message });

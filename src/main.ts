@@ -1,11 +1,11 @@
 // Side effects only: configuration, database, HTTP listener, drain on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { pino } from 'pino';
 import { loadConfig } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
 import { createHttpServer } from './http/server.ts';
+import { createLogger } from './logger.ts';
 import { createMongoPetRepository, ensurePetIndexes } from './pets/pet-repository.ts';
 import { createService, type Service } from './service.ts';
 
@@ -15,7 +15,7 @@ if (!loaded.ok) {
   process.exit(1);
 }
 const config = loaded.config;
-const logger = pino({ level: config.LOG_LEVEL, base: { service: 'petstore-gateway' } });
+const logger = createLogger(config.LOG_LEVEL);
 
 /** While draining, sockets that became idle after their last response are closed this often. */
 const IDLE_SWEEP_MS = 100;

@@ -1,0 +1,97 @@
+// The parent's handle on bench/servers.ts: fork it, wait for it, ask it things, stop it. Every wait
+// has a deadline, and a child that will not stop is killed, so no process outlives the run.
+
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ChildMessage, Ready, Request, ServersConfig } from './protocol.ts';
+
+/** Generous: FerretDB starts in about a second, but a first run may have to build it. */
+const READY_TIMEOUT_MS = 240_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+type Ask = Exclude<Request, { type: 'stop' }>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export interface Servers {
+  ready: Ready;
+  /** Sends a request and resolves with the servers' RSS once it is done; rejects after `timeoutMs`. */
+  ask(request: DistributiveOmit<Ask, 'id'>, timeoutMs?: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startServers(config: ServersConfig): Promise<Servers> {
+  const script = fileURLToPath(new URL('./servers.ts', import.meta.url));
+  // `--import tsx` runs the TypeScript child the way `tsx` runs us; BENCH_CPU_PROF=DIR profiles it.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = fork(script, [JSON.stringify(config)], {
+    execArgv: ['--import', 'tsx', ...profile],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const stop = () => stopChild(child);
+  try {
+    const ready = await waitFor<Ready>(child, READY_TIMEOUT_MS, 'the servers to start', (message) => {
+      if (message.type === 'failed') throw new Error(`the servers failed to start: ${message.message}`);
+      return message.type === 'ready' ? message : undefined;
+    });
+    let lastId = 0;
+    const ask: Servers['ask'] = (request, timeoutMs = 10_000) => {
+      const id = ++lastId;
+      const reply = waitFor(child, timeoutMs, `the servers to answer ${request.type}`, (message) =>
+        message.type === 'reply' && message.id === id ? message : undefined,
+      );
+      child.send({ ...request, id } as Request);
+      return reply.then((message) => {
+        if (message.error) throw new Error(`${request.type}: ${message.error}`);
+        return message.rss;
+      });
+    };
+    return { ready, ask, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Resolves with the first message `pick` returns; rejects on a deadline, on exit, or if `pick` throws. */
+function waitFor<T>(
+  child: ChildProcess,
+  timeoutMs: number,
+  what: string,
+  pick: (message: ChildMessage) => T | undefined,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const settle = (outcome: () => void) => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      outcome();
+    };
+    const fail = (message: string) => settle(() => reject(new Error(message)));
+    const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms waiting for ${what}`), timeoutMs);
+    const onExit = (code: number | null, signal: string | null) =>
+      fail(`the servers exited (code ${code}, signal ${signal}) while waiting for ${what}`);
+    const onMessage = (message: ChildMessage) => {
+      try {
+        const picked = pick(message);
+        if (picked !== undefined) settle(() => resolve(picked));
+      } catch (error) {
+        settle(() => reject(error));
+      }
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  if (child.connected) child.send({ type: 'stop' } satisfies Request);
+  else child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    process.stderr.write('[bench] the servers did not stop in time: killing them\n');
+    child.kill('SIGKILL');
+  }, STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}

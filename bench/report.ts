@@ -1,0 +1,129 @@
+// The printed tables. Plain text, fixed columns, so a run pastes into a review or the README as is.
+
+import { cpus } from 'node:os';
+import { CURVE_SIZES, type CurvePoint, GET_P99_LIMIT_MS, type Threshold } from './cost-curve.ts';
+import type { StoreName } from './protocol.ts';
+import type { Outcome } from './results.ts';
+import { OPERATION_LABEL, OPERATIONS } from './scenarios.ts';
+import type { RatioName, Spread, Summary } from './summary.ts';
+
+export const STORE_LABEL: Record<StoreName, string> = { memory: 'in-memory store', ferretdb: 'FerretDB store' };
+
+const MB = 1024 * 1024;
+export const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`;
+const ms = (value: number) => (Number.isNaN(value) ? '-' : value < 10 ? value.toFixed(2) : value.toFixed(0));
+const ratio = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(2));
+const ranged = (value: Spread) => `${ratio(value.median)} (${ratio(value.min)}-${ratio(value.max)})`;
+
+/** Columns listed in `text` left-aligned, figures right-aligned. */
+export function table(rows: string[][], text: number[]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => (text.includes(column) ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  return rows.map(line).join('\n');
+}
+
+export function targetsTable(summary: Summary, store: StoreName): string {
+  const rows = summary.rows.filter((row) => row.store === store);
+  return table(
+    [
+      ['operation', 'target', 'req/s', 'p50 ms', 'p99 ms', 'vs floor', 'failed', 'request'],
+      ...rows.map((row, index) => [
+        index > 0 && rows[index - 1]!.operation === row.operation ? '' : OPERATION_LABEL[row.operation],
+        row.target,
+        row.requestsPerSecond.median.toFixed(0),
+        ms(row.p50Ms.median),
+        ms(row.p99Ms.median),
+        ratio(row.vsFloor.median),
+        String(row.failures),
+        row.description,
+      ]),
+    ],
+    [0, 1, 7],
+  );
+}
+
+export function ratiosTable(summary: Summary, store: StoreName): string {
+  const ratios = summary.ratios[store]!;
+  return table(
+    [
+      ['ratio: median (min-max) of rounds', ...OPERATIONS.map((operation) => OPERATION_LABEL[operation])],
+      ...(Object.keys(ratios) as RatioName[]).map((name) => [
+        name,
+        ...OPERATIONS.map((operation) => ranged(ratios[name][operation])),
+      ]),
+    ],
+    [0],
+  );
+}
+
+export function curveTable(points: CurvePoint[]): string {
+  return table(
+    [
+      ['stored pets', 'operation', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'requests'],
+      ...points.map((point) => [
+        point.pets.toLocaleString('en-US'),
+        OPERATION_LABEL[point.operation],
+        String(point.connections),
+        point.requestsPerSecond.toFixed(1),
+        ms(point.p50Ms),
+        ms(point.p99Ms),
+        String(point.requests),
+      ]),
+    ],
+    [1],
+  );
+}
+
+export function thresholdLines(thresholds: Threshold[]): string {
+  const count = (pets: number | null) => (pets === null ? 'n/a' : pets.toLocaleString('en-US'));
+  return thresholds
+    .map(({ connections, pets, p50Pets, how }) => {
+      const who = connections === 1 ? 'one client at a time' : `${connections} concurrent clients`;
+      if (how === 'no data') return `  with ${who}: no get completed at one of the sizes; no threshold`;
+      if (pets === null) return `  with ${who}: get p99 did not rise with the pet count; no threshold`;
+      if (pets === 0)
+        return `  with ${who}: get p99 is above ~${GET_P99_LIMIT_MS} ms at every size measured (the line crosses it at or below 0 pets)`;
+      return (
+        `  with ${who}: get p99 exceeds ~${GET_P99_LIMIT_MS} ms past ${count(pets)} stored pets ` +
+        `(${how} linearly from the two sizes; p50 crosses it at ${count(p50Pets)})`
+      );
+    })
+    .join('\n');
+}
+
+/** The whole printed report: how it was measured, then per store, then the memory and the curve. */
+export function renderReport(outcome: Outcome): string {
+  const { settings, ready, summary, costCurve, serversRssBytes: rss, loadAverage1m } = outcome;
+  const database = ready.database ? ` (${ready.database.label})` : '';
+  const lines = [
+    `petstore-gateway benchmark: ${settings.stores.map((store) => STORE_LABEL[store]).join(' and ')}${database}`,
+    `Only the ratios mean anything: load generator, servers and database share this machine's ${cpus().length} cores.`,
+    `autocannon ${outcome.autocannonVersion}, ${settings.connections} connections, ${settings.rounds} interleaved rounds ` +
+      `of ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run, ${settings.seedPets} pets seeded, Node ${process.version}.`,
+    'req/s and latencies: medians over rounds; "vs floor" and ratios: medians of the per-round ratios (not ratios of the medians).',
+    `1-min load average ${loadAverage1m.before.toFixed(2)} before the run, ${loadAverage1m.after.toFixed(2)} after.`,
+    '',
+  ];
+  for (const store of settings.stores) {
+    lines.push(`== ${STORE_LABEL[store]} ==`, targetsTable(summary, store), '', ratiosTable(summary, store), '');
+  }
+  lines.push(
+    `servers process (pid ${ready.pid}, every target of every store in one process) RSS: ` +
+      `${mb(rss.atReady)} at ready, ${mb(rss.peak)} peak, ${mb(rss.atEnd)} at the end`,
+  );
+  if (costCurve) {
+    const through = `straight line through the medians at ${CURVE_SIZES.map((n) => n.toLocaleString('en-US')).join(' and ')} pets`;
+    lines.push(
+      '',
+      "== FerretDB cost curve (floor target only: the database's own cost) ==",
+      curveTable(costCurve.points),
+      '',
+    );
+    lines.push(`THRESHOLD, get p99 > ~${GET_P99_LIMIT_MS} ms (${through}):`, thresholdLines(costCurve.thresholds));
+  }
+  return lines.join('\n');
+}

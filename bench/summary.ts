@@ -1,0 +1,117 @@
+// From the rounds' raw runs to the figures we report. Ratios are taken within a round (targets run
+// seconds apart there, so drift in the machine's speed cancels) and then the median over rounds.
+
+import type { Run } from './measure.ts';
+import type { StoreName, Target } from './protocol.ts';
+import { OPERATIONS, type Operation } from './scenarios.ts';
+
+export interface RoundRun {
+  round: number;
+  store: StoreName;
+  operation: Operation;
+  target: Target;
+  description: string;
+  run: Run;
+}
+
+/** A median with the spread it came from, so a noisy ratio shows as one. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export const RATIOS = {
+  'rest / floor': { of: 'rest', to: 'floor' },
+  'sofa / floor': { of: 'sofa', to: 'floor' },
+  'graphql / floor': { of: 'graphql', to: 'floor' },
+  'yoga / floor': { of: 'yoga', to: 'floor' },
+  'rest / sofa': { of: 'rest', to: 'sofa' },
+  'graphql / yoga': { of: 'graphql', to: 'yoga' },
+} as const satisfies Record<string, { of: Target; to: Target }>;
+export type RatioName = keyof typeof RATIOS | 'p99 rest / p99 floor';
+
+export interface Row {
+  store: StoreName;
+  operation: Operation;
+  target: Target;
+  description: string;
+  requestsPerSecond: Spread;
+  p50Ms: Spread;
+  p99Ms: Spread;
+  /** req/s over the floor's in the same round. */
+  vsFloor: Spread;
+  failures: number;
+}
+
+export function spread(values: number[]): Spread {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN };
+  const middle = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return { median, min: sorted[0]!, max: sorted.at(-1)! };
+}
+
+/** Per round, `value(of) / value(to)`; then their spread. */
+function perRound(
+  runs: RoundRun[],
+  store: StoreName,
+  operation: Operation,
+  of: Target,
+  to: Target,
+  value: (run: Run) => number,
+): Spread {
+  const rounds = [...new Set(runs.map((run) => run.round))];
+  const find = (round: number, target: Target) =>
+    runs.find(
+      (run) => run.round === round && run.store === store && run.operation === operation && run.target === target,
+    );
+  return spread(
+    rounds.map((round) => {
+      const a = find(round, of);
+      const b = find(round, to);
+      return a && b ? value(a.run) / value(b.run) : Number.NaN;
+    }),
+  );
+}
+
+export function summarize(runs: RoundRun[], stores: StoreName[], targets: readonly Target[]) {
+  const rows: Row[] = [];
+  const ratios: Partial<Record<StoreName, Record<RatioName, Record<Operation, Spread>>>> = {};
+  for (const store of stores) {
+    for (const operation of OPERATIONS) {
+      for (const target of targets) {
+        const mine = runs.filter((run) => run.store === store && run.operation === operation && run.target === target);
+        if (mine.length === 0) continue;
+        rows.push({
+          store,
+          operation,
+          target,
+          description: mine[0]!.description,
+          requestsPerSecond: spread(mine.map((run) => run.run.requestsPerSecond)),
+          p50Ms: spread(mine.map((run) => run.run.latencyMs.p50)),
+          p99Ms: spread(mine.map((run) => run.run.latencyMs.p99)),
+          vsFloor: perRound(runs, store, operation, target, 'floor', (run) => run.requestsPerSecond),
+          failures: mine.reduce((sum, run) => sum + run.run.failures, 0),
+        });
+      }
+    }
+    const byName = {} as Record<RatioName, Record<Operation, Spread>>;
+    for (const [name, { of, to }] of Object.entries(RATIOS)) {
+      byName[name as RatioName] = ratioRow((operation) =>
+        perRound(runs, store, operation, of, to, (run) => run.requestsPerSecond),
+      );
+    }
+    byName['p99 rest / p99 floor'] = ratioRow((operation) =>
+      perRound(runs, store, operation, 'rest', 'floor', (run) => run.latencyMs.p99),
+    );
+    ratios[store] = byName;
+  }
+  return { rows, ratios };
+}
+
+function ratioRow(of: (operation: Operation) => Spread): Record<Operation, Spread> {
+  return Object.fromEntries(OPERATIONS.map((operation) => [operation, of(operation)])) as Record<Operation, Spread>;
+}
+
+export type Summary = ReturnType<typeof summarize>;

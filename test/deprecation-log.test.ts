@@ -1,0 +1,36 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createDeprecationTracker, DEPRECATED_USE_LOG_INTERVAL_MS } from '../src/rest/deprecation.ts';
+
+/** A real pino logger whose lines land in an array. */
+function capturingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, sink), lines };
+}
+
+describe('deprecated-use log lines', () => {
+  it('logs the first use by a key at once, then at most one line per key per hour with the count', () => {
+    const { logger, lines } = capturingLogger();
+    let clock = 1_000_000;
+    const track = createDeprecationTracker(logger, () => clock);
+
+    for (let use = 0; use < 500; use++) track('getPet', 'key_a');
+    track('getPet', 'key_b');
+    expect(lines.map(({ keyId, uses }) => [keyId, uses])).toEqual([
+      ['key_a', 1],
+      ['key_b', 1],
+    ]);
+
+    clock += DEPRECATED_USE_LOG_INTERVAL_MS;
+    track('getPet', 'key_a');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toMatchObject({ event: 'deprecated_operation_used', keyId: 'key_a', uses: 500, total: 501 });
+  });
+});
