@@ -21,6 +21,20 @@ export class DatabaseUnavailableError extends DomainError {
   }
 }
 
+/**
+ * The client went away while its work waited: the work was dropped, so a client that retries
+ * does not find a copy stored behind its back. Nobody is left to read the answer.
+ */
+export class ClientGoneError extends DomainError {
+  readonly code = 'CLIENT_CLOSED_REQUEST';
+  readonly expected = true;
+
+  constructor() {
+    super('The client went away before its request ran; nothing was done');
+    this.name = 'ClientGoneError';
+  }
+}
+
 /** Every id the counter handed out was taken: a bug or a badly broken counter, not a client error. */
 export class IdAllocationError extends DomainError {
   readonly code = 'INTERNAL_SERVER_ERROR';
@@ -29,5 +43,22 @@ export class IdAllocationError extends DomainError {
   constructor(attempts: number) {
     super(`could not allocate a unique pet id in ${attempts} attempts`);
     this.name = 'IdAllocationError';
+  }
+}
+
+/**
+ * The stored pet with this id does not fit the domain's shape (written by hand or by an older
+ * version). Only this pet fails; the message is safe for clients, the problem is for the log.
+ */
+export class CorruptPetError extends DomainError {
+  readonly code = 'INTERNAL_SERVER_ERROR';
+  readonly expected = false;
+
+  constructor(
+    readonly petId: number,
+    readonly problem: string,
+  ) {
+    super(`Pet ${petId} is stored in a form this service cannot read`);
+    this.name = 'CorruptPetError';
   }
 }

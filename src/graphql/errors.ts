@@ -1,6 +1,6 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
-import { DatabaseUnavailableError, type DomainError } from '../errors.ts';
+import { ClientGoneError, CorruptPetError, DatabaseUnavailableError, type DomainError } from '../errors.ts';
 
 /** The `extensions.code` values this API puts on GraphQL errors. */
 export const ErrorCode = {
@@ -34,14 +34,26 @@ export function unexpectedError(): GraphQLError {
   });
 }
 
-/** A domain error as clients see it: its code and status; the message only when it is not a bug. */
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A domain error as clients see it: its code and status; the message only when it is not a bug or
+ * names the one pet that failed. A client that has gone gets the same 503 as an outage: no one reads
+ * it, but the access log and metrics should not count it as a server fault.
+ */
 export function fromDomainError(error: DomainError): GraphQLError {
-  if (error instanceof DatabaseUnavailableError) {
+  if (error instanceof DatabaseUnavailableError || error instanceof ClientGoneError) {
+    const retryAfter = error instanceof DatabaseUnavailableError ? error.retryAfterSeconds : RETRY_AFTER_SECONDS;
     return createGraphQLError(error.message, {
       extensions: {
         code: ErrorCode.SERVICE_UNAVAILABLE,
-        http: { status: 503, headers: { 'Retry-After': String(error.retryAfterSeconds) } },
+        http: { status: 503, headers: { 'Retry-After': String(retryAfter) } },
       },
+    });
+  }
+  if (error instanceof CorruptPetError) {
+    return createGraphQLError(error.message, {
+      extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR, http: { status: 500, spec: true } },
     });
   }
   return unexpectedError();

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { DomainError } from '../errors.ts';
+import { ClientGoneError, DomainError } from '../errors.ts';
 import { rootCause } from './masked-errors.ts';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -21,7 +21,8 @@ export function createYogaLogger(logger: Logger) {
       if (!error) return logger[level](text || 'yoga');
       const cause = rootCause(error);
       if (cause instanceof DomainError && cause.expected) {
-        return logger.warn({ code: cause.code }, cause.message);
+        // A client that hung up is routine; an unavailable database is worth a look.
+        return logger[cause instanceof ClientGoneError ? 'info' : 'warn']({ code: cause.code }, cause.message);
       }
       logger[level]({ err: cause }, text || (cause as Error).message || 'yoga');
     };

@@ -1,31 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  type Collection,
-  type Db,
-  MongoClientClosedError,
-  MongoNetworkError,
-  MongoNotConnectedError,
-  MongoOperationTimeoutError,
-  MongoServerError,
-  MongoServerSelectionError,
-  MongoTopologyClosedError,
-} from 'mongodb';
-import pLimit from 'p-limit';
-import { DatabaseUnavailableError, IdAllocationError } from '../errors.ts';
-import type { NewPet, Pet, PetPage, PetPageQuery, PetStatus } from './pet.ts';
+import type { Collection, Db } from 'mongodb';
+import { ClientGoneError, CorruptPetError, IdAllocationError } from '../errors.ts';
+import { createSerialQueue, withDeadline } from './deadline.ts';
+import { isDuplicateKey, translated } from './driver-errors.ts';
+import { MAX_INT64_EXACT, type NewPet, type Pet, type PetPage, type PetPageQuery } from './pet.ts';
+import { describeId, type PetDocument, readPet, type StoredDocument, toPet } from './pet-document.ts';
+
+export interface CreateOptions {
+  /** True once whoever asked has gone: the pet is then not stored, and no id is spent on it. */
+  clientGone?: () => boolean;
+}
 
 export interface PetRepository {
-  create(newPet: NewPet): Promise<Pet>;
+  create(newPet: NewPet, options?: CreateOptions): Promise<Pet>;
   findById(id: number): Promise<Pet | null>;
   listPage(query: PetPageQuery): Promise<PetPage>;
 }
 
-/** Stored shape: the pet's id is the document's `_id`, so lookups by id hit the primary key. */
-interface PetDocument {
-  _id: number;
-  name: string;
-  categoryId: number;
-  status?: PetStatus;
+export interface MongoPetRepository extends PetRepository {
+  /** How many distinct stored documents were found unreadable so far (for a metric). */
+  corruptDocumentsSeen(): number;
 }
 
 interface CounterDocument {
@@ -36,42 +30,14 @@ interface CounterDocument {
 const PETS = 'pets';
 const COUNTERS = 'counters';
 const PET_ID_COUNTER = 'petId';
-const DUPLICATE_KEY = 11000;
 /** Each retry takes a fresh id; more than a handful in a row means something else is wrong. */
 const MAX_ID_ATTEMPTS = 10;
 /** Upper bound of the random pause after a collision, so racing instances fall out of step. */
 const COLLISION_JITTER_MS = 20;
-
-function toPet(doc: PetDocument): Pet {
-  const pet: Pet = { id: doc._id, name: doc.name, categoryId: doc.categoryId };
-  if (doc.status !== undefined && doc.status !== null) pet.status = doc.status;
-  return pet;
-}
-
-function isDuplicateKey(error: unknown): boolean {
-  return error instanceof MongoServerError && error.code === DUPLICATE_KEY;
-}
-
-/** Driver errors that mean "no answer from the database", as opposed to a query it refused. */
-function isUnavailable(error: unknown): boolean {
-  return (
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNetworkError ||
-    error instanceof MongoOperationTimeoutError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoTopologyClosedError ||
-    error instanceof MongoClientClosedError
-  );
-}
-
-/** The one place driver errors become domain errors, so no layer above imports the driver. */
-async function translated<T>(operation: Promise<T>): Promise<T> {
-  try {
-    return await operation;
-  } catch (error) {
-    throw isUnavailable(error) ? new DatabaseUnavailableError({ cause: error }) : error;
-  }
-}
+/** The whole of one call, queue and retries included: the 503 must reach the client within 6 s. */
+export const DEFAULT_DEADLINE_MS = 4_500;
+/** Reported ids are remembered so each is logged once; past this many, new ones go unreported. */
+const MAX_REPORTED_IDS = 10_000;
 
 /** Creates the indexes the queries below rely on; idempotent, run at start. */
 export async function ensurePetIndexes(db: Db): Promise<void> {
@@ -85,22 +51,50 @@ export interface PetRepositoryOptions {
    * `$inc` is atomic and this would only serialise every create.
    */
   serializeIdAllocation: boolean;
+  /** Longest a call may take, waiting in the id queue included; then DatabaseUnavailableError. */
+  deadlineMs?: number;
+  /** Told once per document that does not fit the pet shape; such documents are left out of pages. */
+  onCorruptDocument?: (id: string, problem: string) => void;
 }
 
-export function createMongoPetRepository(db: Db, options: PetRepositoryOptions): PetRepository {
+/** The driver honours `signal` on every operation; its types list it on reads only. */
+function bounded<T extends object>(options: T, signal: AbortSignal): T {
+  return { ...options, signal };
+}
+
+export function createMongoPetRepository(db: Db, options: PetRepositoryOptions): MongoPetRepository {
   const pets: Collection<PetDocument> = db.collection<PetDocument>(PETS);
   const counters: Collection<CounterDocument> = db.collection<CounterDocument>(COUNTERS);
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   // Other instances may still race us; the unique _id and the resync below handle those collisions.
-  const limit = pLimit(1);
-  const oneAtATime = <T>(task: () => Promise<T>): Promise<T> => (options.serializeIdAllocation ? limit(task) : task());
+  const queue = createSerialQueue();
+  const oneAtATime = <T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> =>
+    options.serializeIdAllocation ? queue(signal, task) : task();
 
-  async function incrementCounter(): Promise<number> {
+  const reported = new Set<string>();
+  let corruptSeen = 0;
+  function report(doc: StoredDocument, problem: string): void {
+    const id = describeId(doc._id);
+    if (reported.has(id) || reported.size >= MAX_REPORTED_IDS) return;
+    reported.add(id);
+    corruptSeen++;
+    options.onCorruptDocument?.(id, problem);
+  }
+
+  /** The pet of a document, or null (reported) when the document is not one. */
+  function read(doc: StoredDocument): Pet | null {
+    const { pet, problem } = readPet(doc);
+    if (problem !== undefined) report(doc, problem);
+    return pet ?? null;
+  }
+
+  async function incrementCounter(signal: AbortSignal): Promise<number> {
     for (let attempt = 0; ; attempt++) {
       try {
         const counter = await counters.findOneAndUpdate(
           { _id: PET_ID_COUNTER },
           { $inc: { seq: 1 } },
-          { upsert: true, returnDocument: 'after' },
+          bounded({ upsert: true, returnDocument: 'after' as const }, signal),
         );
         if (!counter) throw new Error('counter upsert returned no document');
         return counter.seq;
@@ -111,69 +105,101 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
     }
   }
 
-  const nextId = () => oneAtATime(incrementCounter);
+  /** Checked when the task leaves the queue: an id is never spent on a client that has gone. */
+  const nextId = (signal: AbortSignal, clientGone: () => boolean) =>
+    oneAtATime(signal, () => {
+      if (clientGone()) throw new ClientGoneError();
+      return incrementCounter(signal);
+    });
 
   /**
    * FerretDB v1 runs findAndModify without a transaction, so two callers can read the same counter
    * value and one increment can overwrite a later one. Moving the counter up to the highest stored id
    * lets the next allocation leave the collided range instead of colliding again and again.
    */
-  async function resyncCounter(): Promise<void> {
+  async function resyncCounter(signal: AbortSignal): Promise<void> {
+    // Only ids a pet can have: a stored string or 1e300 would otherwise become the counter.
     const highest = await pets
-      .find({}, { projection: { _id: 1 } })
+      .find({ _id: { $gte: 1, $lte: MAX_INT64_EXACT } }, { projection: { _id: 1 }, signal })
       .sort({ _id: -1 })
       .limit(1)
       .next();
     if (highest) {
-      await counters.updateOne({ _id: PET_ID_COUNTER }, { $max: { seq: highest._id } }, { upsert: true });
+      await counters.updateOne(
+        { _id: PET_ID_COUNTER },
+        { $max: { seq: Math.ceil(highest._id) } },
+        bounded({ upsert: true }, signal),
+      );
     }
   }
 
-  async function create(newPet: NewPet): Promise<Pet> {
+  async function create(newPet: NewPet, clientGone: () => boolean, signal: AbortSignal): Promise<Pet> {
     for (let attempt = 1; attempt <= MAX_ID_ATTEMPTS; attempt++) {
       const doc: PetDocument = {
-        _id: await nextId(),
+        _id: await nextId(signal, clientGone),
         name: newPet.name,
         categoryId: newPet.categoryId,
       };
       if (newPet.status !== undefined) doc.status = newPet.status;
+      // The id may have taken long to come (a stalled database): store nothing for a client that left.
+      if (clientGone()) throw new ClientGoneError();
       try {
         // The unique _id is the final guard: the counter alone cannot promise uniqueness here.
-        await pets.insertOne(doc);
+        await pets.insertOne(doc, bounded({}, signal));
         return toPet(doc);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
-        await oneAtATime(resyncCounter);
+        await oneAtATime(signal, () => resyncCounter(signal));
         await sleep(Math.random() * COLLISION_JITTER_MS);
       }
     }
     throw new IdAllocationError(MAX_ID_ATTEMPTS);
   }
 
-  async function findById(id: number): Promise<Pet | null> {
-    const doc = await pets.findOne({ _id: id });
-    return doc ? toPet(doc) : null;
+  async function findById(id: number, signal: AbortSignal): Promise<Pet | null> {
+    // Typed as pets, read as whatever is stored: `problemWith` decides whether it is a pet.
+    const doc: StoredDocument | null = await pets.findOne({ _id: id }, { signal });
+    if (!doc) return null;
+    const { pet, problem } = readPet(doc);
+    if (pet) return pet;
+    report(doc, problem);
+    throw new CorruptPetError(id, problem);
   }
 
-  async function listPage({ limit, status, afterId }: PetPageQuery): Promise<PetPage> {
-    const filter: Record<string, unknown> = {};
-    if (status !== undefined) filter.status = status;
-    if (afterId !== undefined) filter._id = { $gt: afterId };
-    // One extra document tells whether a next page exists without a second query or a count.
-    const docs = await pets
-      .find(filter)
-      .sort({ _id: 1 })
-      .limit(limit + 1)
-      .toArray();
-    return {
-      pets: docs.slice(0, limit).map(toPet),
-      hasNextPage: docs.length > limit,
-    };
+  /**
+   * Keyset pages of readable pets. Unreadable documents are skipped, so a page may need more
+   * documents than `limit + 1`: it reads on after the last document seen, readable or not, until
+   * it has one pet more than the page (that one only says a next page exists) or the end.
+   */
+  async function listPage({ limit, status, afterId }: PetPageQuery, signal: AbortSignal): Promise<PetPage> {
+    const found: Pet[] = [];
+    let after: unknown = afterId;
+    for (;;) {
+      const filter: Record<string, unknown> = {};
+      if (status !== undefined) filter.status = status;
+      if (after !== undefined) filter._id = { $gt: after };
+      const docs: StoredDocument[] = await pets
+        .find(filter, { signal })
+        .sort({ _id: 1 })
+        .limit(limit + 1)
+        .toArray();
+      for (const doc of docs) {
+        const pet = read(doc);
+        if (pet) found.push(pet);
+      }
+      const last = docs.at(-1);
+      if (found.length > limit || docs.length <= limit || last === undefined) break;
+      after = last._id;
+    }
+    return { pets: found.slice(0, limit), hasNextPage: found.length > limit };
   }
 
+  const never = () => false;
   return {
-    create: (newPet) => translated(create(newPet)),
-    findById: (id) => translated(findById(id)),
-    listPage: (query) => translated(listPage(query)),
+    create: (newPet, createOptions) =>
+      withDeadline(deadlineMs, (signal) => translated(create(newPet, createOptions?.clientGone ?? never, signal))),
+    findById: (id) => withDeadline(deadlineMs, (signal) => translated(findById(id, signal))),
+    listPage: (query) => withDeadline(deadlineMs, (signal) => translated(listPage(query, signal))),
+    corruptDocumentsSeen: () => corruptSeen,
   };
 }

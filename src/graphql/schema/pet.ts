@@ -131,7 +131,8 @@ builder.mutationField('createPet', (t) =>
     resolve: (_root, { input }, ctx) => {
       const newPet: NewPet = { name: input.name, categoryId: input.categoryId };
       if (input.status) newPet.status = input.status;
-      return ctx.pets.create(newPet);
+      // A create whose client has gone is dropped before it takes an id or stores anything.
+      return ctx.pets.create(newPet, { clientGone: ctx.clientGone });
     },
   }),
 );
