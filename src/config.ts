@@ -1,7 +1,18 @@
 import { z } from 'zod';
+import type { RateLimitSettings } from './edge/rate-limits.ts';
 
 /** Largest GraphQL request body by default: a generous query with variables is a few KB. */
 export const DEFAULT_MAX_GRAPHQL_BODY_BYTES = 65_536;
+
+/** Most pets one GraphQL operation may ask for, summed over its list fields (REST pages hold at most 100). */
+export const DEFAULT_MAX_GRAPHQL_LIST_ITEMS = 500;
+
+/** Requests per second per API key, and the most it may send in one second (a burst). */
+export const DEFAULT_RATE_LIMIT_PER_KEY = 100;
+export const DEFAULT_RATE_LIMIT_BURST = 200;
+/** Failed authentications per second per client address, and the burst. */
+export const DEFAULT_AUTH_FAILURE_LIMIT = 10;
+export const DEFAULT_AUTH_FAILURE_BURST = 20;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -45,6 +56,13 @@ const envSchema = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
   MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(DEFAULT_MAX_GRAPHQL_BODY_BYTES),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  // Below 100 the REST list route (limit up to 100) would trip it.
+  MAX_GRAPHQL_LIST_ITEMS: z.coerce.number().int().min(100).max(100_000).default(DEFAULT_MAX_GRAPHQL_LIST_ITEMS),
+  // 0 turns a limit off.
+  RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_RATE_LIMIT_PER_KEY),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_RATE_LIMIT_BURST),
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_AUTH_FAILURE_LIMIT),
+  AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_AUTH_FAILURE_BURST),
 });
 
 export type Config = z.infer<typeof envSchema>;
@@ -61,8 +79,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     return { ok: false, problems };
   }
   const config = parsed.data;
+  const problems: string[] = [];
   if (config.NODE_ENV === 'production' && config.API_KEYS.length === 0) {
-    return { ok: false, problems: ['API_KEYS: required when NODE_ENV=production (comma-separated bearer keys)'] };
+    problems.push('API_KEYS: required when NODE_ENV=production (comma-separated bearer keys)');
   }
+  if (config.RATE_LIMIT_PER_KEY > 0 && config.RATE_LIMIT_BURST < config.RATE_LIMIT_PER_KEY) {
+    problems.push('RATE_LIMIT_BURST: must be at least RATE_LIMIT_PER_KEY (a burst is the most in one second)');
+  }
+  if (config.AUTH_FAILURE_LIMIT > 0 && config.AUTH_FAILURE_BURST < config.AUTH_FAILURE_LIMIT) {
+    problems.push('AUTH_FAILURE_BURST: must be at least AUTH_FAILURE_LIMIT (a burst is the most in one second)');
+  }
+  if (problems.length > 0) return { ok: false, problems };
   return { ok: true, config };
+}
+
+/** The rate limits of a configuration, as createService takes them. */
+export function rateLimitsOf(config: Config): RateLimitSettings {
+  return {
+    perKey: { rate: config.RATE_LIMIT_PER_KEY, burst: config.RATE_LIMIT_BURST },
+    authFailures: { rate: config.AUTH_FAILURE_LIMIT, burst: config.AUTH_FAILURE_BURST },
+  };
 }

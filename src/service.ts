@@ -1,9 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiKeyVerifier } from './auth/api-keys.ts';
-import { DEFAULT_MAX_GRAPHQL_BODY_BYTES } from './config.ts';
+import {
+  DEFAULT_AUTH_FAILURE_BURST,
+  DEFAULT_AUTH_FAILURE_LIMIT,
+  DEFAULT_MAX_GRAPHQL_BODY_BYTES,
+  DEFAULT_MAX_GRAPHQL_LIST_ITEMS,
+  DEFAULT_RATE_LIMIT_BURST,
+  DEFAULT_RATE_LIMIT_PER_KEY,
+} from './config.ts';
 import { createContextFactory } from './context.ts';
 import { createEdge } from './edge/edge.ts';
+import type { LimiterStore } from './edge/limiter-store.ts';
+import { createRateLimits, type RateLimitSettings } from './edge/rate-limits.ts';
 import { schema } from './graphql/schema/index.ts';
 import type { PetRepository } from './pets/pet-repository.ts';
 import { createRestExecutor } from './rest/executor.ts';
@@ -20,6 +29,12 @@ export interface ServiceOptions {
   maxBodyBytes: number;
   /** Largest GraphQL request body. */
   maxGraphQLBodyBytes?: number;
+  /** Most pets one GraphQL operation may ask for, summed over its list fields. */
+  maxGraphQLListItems?: number;
+  /** Per API key and per client address for failed authentication; a rate of 0 turns one off. */
+  rateLimits?: RateLimitSettings;
+  /** Where the rate limit counters live (this process's memory by default). */
+  rateLimitStore?: LimiterStore;
   /** Resolves when the database answers; backs `GET /ready`. */
   checkDatabase: () => Promise<void>;
   /** Pre-filled in GraphiQL's Headers tab: only for a generated development key on loopback. */
@@ -34,11 +49,20 @@ export interface Service {
 }
 
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
+const DEFAULT_RATE_LIMITS: RateLimitSettings = {
+  perKey: { rate: DEFAULT_RATE_LIMIT_PER_KEY, burst: DEFAULT_RATE_LIMIT_BURST },
+  authFailures: { rate: DEFAULT_AUTH_FAILURE_LIMIT, burst: DEFAULT_AUTH_FAILURE_BURST },
+};
+
 export function createService(options: ServiceOptions): Service {
   const { logger, restBasePath } = options;
   const maxGraphQLBodyBytes = options.maxGraphQLBodyBytes ?? DEFAULT_MAX_GRAPHQL_BODY_BYTES;
   const createContext = createContextFactory(options.pets);
-  const yoga = createGraphQLServer({ createContext, logger });
+  const yoga = createGraphQLServer({
+    createContext,
+    logger,
+    maxListItems: options.maxGraphQLListItems ?? DEFAULT_MAX_GRAPHQL_LIST_ITEMS,
+  });
   const rest = createRestExecutor({
     schema,
     envelop: yoga,
@@ -63,6 +87,11 @@ export function createService(options: ServiceOptions): Service {
     pages,
     checkDatabase: options.checkDatabase,
     maxGraphQLBodyBytes,
+    rateLimits: createRateLimits({
+      ...(options.rateLimits ?? DEFAULT_RATE_LIMITS),
+      logger,
+      ...(options.rateLimitStore ? { store: options.rateLimitStore } : {}),
+    }),
     isDraining: () => draining,
   });
   return {

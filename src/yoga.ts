@@ -2,6 +2,7 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, RequestIdentity } from './context.ts';
+import { useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
 import { schema } from './graphql/schema/index.ts';
@@ -13,13 +14,15 @@ export const GRAPHQL_ENDPOINT = '/graphql';
 export interface GraphQLServerOptions {
   createContext: (identity: RequestIdentity) => Context;
   logger: Logger;
+  /** Most pets one operation may ask for (see useListSizeLimit). */
+  maxListItems: number;
 }
 
 /**
  * Yoga for GraphQL execution only: the edge in front of it answers health, readiness, GraphiQL and
  * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
  */
-export function createGraphQLServer({ createContext, logger }: GraphQLServerOptions) {
+export function createGraphQLServer({ createContext, logger, maxListItems }: GraphQLServerOptions) {
   return createYoga<RequestIdentity, Context>({
     schema,
     context: createContext,
@@ -35,7 +38,13 @@ export function createGraphQLServer({ createContext, logger }: GraphQLServerOpti
     // isDev false: stack traces never reach clients, whatever NODE_ENV says.
     maskedErrors: { maskError, isDev: false },
     logging: createYogaLogger(logger),
-    plugins: [...useQueryLimits(), useVariableErrorCodes(), useGraphQlJit()],
+    // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
+    plugins: [
+      ...useQueryLimits(),
+      useListSizeLimit({ maxItems: maxListItems }),
+      useVariableErrorCodes(),
+      useGraphQlJit(),
+    ],
   });
 }
 

@@ -7,9 +7,11 @@ import { type RestExecutor, sendRestError } from '../rest/executor.ts';
 import { RestError } from '../rest/http-errors.ts';
 import { methodNotAllowed } from '../rest/router.ts';
 import { createAccessLog, type RequestRecord } from './access-log.ts';
+import { parsedGraphQLBody } from './graphql-body.ts';
 import { sendHealth, sendReadiness } from './health.ts';
+import type { RateLimits } from './rate-limits.ts';
 import { requestIdOf } from './request-id.ts';
-import { type Face, sendGraphQLError, sendUnauthenticated } from './responses.ts';
+import { type Face, sendGraphQLError, sendRateLimited, sendUnauthenticated } from './responses.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -33,6 +35,7 @@ export interface EdgeOptions {
   pages: PublicPages;
   checkDatabase: () => Promise<void>;
   maxGraphQLBodyBytes: number;
+  rateLimits: RateLimits;
   /** True once shutdown began: /ready says 503 and every response closes its connection. */
   isDraining: () => boolean;
 }
@@ -52,11 +55,12 @@ function onlyGet(handler: Handler): Handler {
 
 /**
  * The service's one request listener. Once per request, for every route: request id, access log,
- * authentication (before anything that could answer 404, 405, 413 or 415), the GraphQL body limit;
- * then REST routes go to the REST executor and /graphql to Yoga.
+ * rate limits (per client address for failed authentication, checked before the key; per key
+ * after it), authentication (before anything that could answer 404, 405, 413 or 415), the GraphQL
+ * body limit; then REST routes go to the REST executor and /graphql to Yoga.
  */
 export function createEdge(options: EdgeOptions) {
-  const { logger, verifyApiKey, graphqlEndpoint, restBasePath, pages } = options;
+  const { logger, verifyApiKey, graphqlEndpoint, restBasePath, pages, rateLimits } = options;
   const accessLog = createAccessLog(logger);
   const restPrefix = `${restBasePath}/`;
   const publicRoutes = new Map<string, Handler>([
@@ -75,16 +79,50 @@ export function createEdge(options: EdgeOptions) {
 
     const face: Face = path === graphqlEndpoint ? 'graphql' : 'rest';
     const isRest = path === restBasePath || path.startsWith(restPrefix);
+    // Headers every answer on a route carries, a 401 or 429 included (a deprecated route says so).
+    const routeHeaders = () =>
+      isRest ? options.rest.headersBeforeAuth(req.method ?? '', path.slice(restBasePath.length)) : {};
+    const address = req.socket.remoteAddress ?? '';
+    const blocked = rateLimits.blockedAddress(address);
+    if (blocked) return sendRateLimited(res, face, blocked, routeHeaders());
     const auth = verifyApiKey(req.headers.authorization ?? null);
-    if (!auth.ok) {
-      const headers = isRest ? options.rest.headersBeforeAuth(req.method ?? '', path.slice(restBasePath.length)) : {};
-      return sendUnauthenticated(res, face, auth.keyWasSent, headers);
-    }
+    if (!auth.ok) return refuseAuthentication(res, face, auth.keyWasSent, address, routeHeaders());
     record.keyId = auth.keyId;
     const identity: RequestIdentity = { keyId: auth.keyId, clientGone: () => res.destroyed && !res.writableFinished };
+    const counted = rateLimits.request(auth.keyId, res);
+    if (!counted) return forward(req, res, path, query, face, identity);
+    return counted.then((refusal) =>
+      refusal ? sendRateLimited(res, face, refusal, routeHeaders()) : forward(req, res, path, query, face, identity),
+    );
+  }
 
+  /** 401, counted against the address; 429 instead once the address is over its limit. */
+  function refuseAuthentication(
+    res: ServerResponse,
+    face: Face,
+    keyWasSent: boolean,
+    address: string,
+    routeHeaders: Record<string, string>,
+  ) {
+    const counted = rateLimits.failedAuthentication(address);
+    if (!counted) return sendUnauthenticated(res, face, keyWasSent, routeHeaders);
+    return counted.then(({ headers, refusal }) =>
+      refusal
+        ? sendRateLimited(res, face, refusal, routeHeaders)
+        : sendUnauthenticated(res, face, keyWasSent, { ...routeHeaders, ...headers }),
+    );
+  }
+
+  function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: string,
+    face: Face,
+    identity: RequestIdentity,
+  ) {
     if (face === 'graphql') return forwardToGraphQL(req, res, identity);
-    if (isRest) {
+    if (path === restBasePath || path.startsWith(restPrefix)) {
       return options.rest.handle(req, res, path.slice(restBasePath.length), query, identity);
     }
     sendRestError(res, new RestError('ROUTE_NOT_FOUND', `No route ${req.method} ${path}`));
@@ -112,8 +150,11 @@ export function createEdge(options: EdgeOptions) {
           'The request body is empty: send a JSON object with a "query"',
         );
       }
-      // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`.
-      (req as IncomingMessage & { body?: Buffer }).body = body;
+      const parsed = parsedGraphQLBody(req.headers['content-type'], body);
+      if (!parsed.ok) return sendGraphQLError(res, 400, 'BAD_REQUEST', parsed.message);
+      // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`: a
+      // parsed object it hands to Yoga as is (no second parse), bytes it lets Yoga read.
+      (req as IncomingMessage & { body?: unknown }).body = parsed.body;
     }
     return options.graphql(req, res, identity);
   }

@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { sendJson } from '../http/send-json.ts';
+import type { Refusal } from './rate-limits.ts';
 
 export type Face = 'graphql' | 'rest';
 
@@ -35,4 +36,16 @@ export function sendUnauthenticated(
   };
   if (face === 'graphql') sendGraphQLError(res, 401, 'UNAUTHENTICATED', message, headers);
   else sendJson(res, 401, { code: 'UNAUTHENTICATED', message, status: 401 }, headers);
+}
+
+/** 429 in the face's body shape, with Retry-After and the RateLimit fields of the refusing policy. */
+export function sendRateLimited(
+  res: ServerResponse,
+  face: Face,
+  refusal: Refusal,
+  extraHeaders: Record<string, string> = {},
+): void {
+  const headers = { ...extraHeaders, ...refusal.headers };
+  if (face === 'graphql') sendGraphQLError(res, 429, 'RATE_LIMITED', refusal.message, headers);
+  else sendJson(res, 429, { code: 'RATE_LIMITED', message: refusal.message, status: 429 }, headers);
 }

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
+import type { RateLimitSettings } from '../../src/edge/rate-limits.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 import { createMongoPetRepository, ensurePetIndexes } from '../../src/pets/pet-repository.ts';
 import { createService, type Service } from '../../src/service.ts';
@@ -31,11 +32,17 @@ export interface TestServerOptions {
   restBasePath?: string;
   maxBodyBytes?: number;
   maxGraphQLBodyBytes?: number;
+  maxGraphQLListItems?: number;
+  /** Rate limits; by default so high that no test meets them (their headers are still sent). */
+  rateLimits?: RateLimitSettings;
   /** Another database server than the run's shared one. */
   mongoUri?: string;
   /** Keep the database when closing (restart tests). */
   keepDatabase?: boolean;
 }
+
+const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
+const TEST_RATE_LIMITS: RateLimitSettings = { perKey: UNREACHABLE, authFailures: UNREACHABLE };
 
 /** A unique database name per test file (and per call), so files never see each other's pets. */
 export function uniqueDbName(prefix = 'test'): string {
@@ -66,6 +73,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     restBasePath,
     maxBodyBytes: options.maxBodyBytes ?? 16_384,
     ...(options.maxGraphQLBodyBytes ? { maxGraphQLBodyBytes: options.maxGraphQLBodyBytes } : {}),
+    ...(options.maxGraphQLListItems ? { maxGraphQLListItems: options.maxGraphQLListItems } : {}),
+    rateLimits: options.rateLimits ?? TEST_RATE_LIMITS,
   });
   const { http, baseUrl } = await listenOnLoopback(service.listener);
   return {

@@ -1,0 +1,164 @@
+import { createGraphQLError } from '@graphql-tools/utils';
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  getNamedType,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { LIST_LIMIT } from '../pets/pet.ts';
+import { listLimitRule } from '../pets/pet-rules.ts';
+import { badUserInput } from './errors.ts';
+
+/** The list fields whose length an argument sets, and that argument: what a query can ask for. */
+const SIZED_LISTS: Readonly<Record<string, string>> = { 'Query.pets': 'limit', 'Query.petsConnection': 'first' };
+
+const INT_MIN = -(2 ** 31);
+const INT_MAX = 2 ** 31 - 1;
+
+/**
+ * An integer GraphQL's Int cannot carry is a limit out of range like any other: the list-limit rule
+ * judges it, so the client reads the rule ("between 1 and 100"), not graphql-js's coercion text.
+ */
+function outsideInt(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && (value < INT_MIN || value > INT_MAX);
+}
+
+function limitProblem(field: string, value: number): GraphQLError {
+  // zod's int() refuses integers past 2^53 in words of its own: the rule judges ±2^31 in their place.
+  const judged = listLimitRule.safeParse(Math.sign(value) * 2 ** 31);
+  return badUserInput(field, judged.error?.issues[0]?.message ?? 'is out of range');
+}
+
+interface Walk {
+  schema: GraphQLSchema;
+  fragments: Map<string, FragmentDefinitionNode>;
+  /** Undefined while validating: there are no variable values yet, only their defaults. */
+  variables: Readonly<Record<string, unknown>> | undefined;
+  defaults: Map<string, ValueNode>;
+  items: number;
+  problem?: GraphQLError;
+}
+
+const literal = (node: ValueNode | undefined): unknown => (node?.kind === Kind.INT ? Number(node.value) : undefined);
+
+/** How many items a sized list field asks for: its argument (literal, variable, default), at most the rule's max. */
+function sizeOf(walk: Walk, field: GraphQLField<unknown, unknown>, argument: string, node: FieldNode): number {
+  const given = node.arguments?.find((arg) => arg.name.value === argument)?.value;
+  let value: unknown;
+  if (given?.kind === Kind.VARIABLE) {
+    const name = given.name.value;
+    value = walk.variables && name in walk.variables ? walk.variables[name] : literal(walk.defaults.get(name));
+    if (outsideInt(value)) walk.problem ??= limitProblem(name, value);
+  } else {
+    value = literal(given);
+    if (outsideInt(value)) walk.problem ??= limitProblem(argument, value);
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    // null or absent: the resolver's default; any other value the executor refuses before resolving.
+    const fallback = field.args.find((arg) => arg.name === argument)?.defaultValue;
+    value = typeof fallback === 'number' ? fallback : LIST_LIMIT.default;
+  }
+  // More than the rule's max is refused by the field's own rule before the database is asked.
+  return Math.min(Math.max(value as number, 0), LIST_LIMIT.max);
+}
+
+function visit(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedType, times: number, path: Set<string>) {
+  for (const selection of selections.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if (!isObjectType(parent) && !isInterfaceType(parent)) continue;
+      const field = parent.getFields()[selection.name.value];
+      if (!field) continue;
+      const argument = SIZED_LISTS[`${parent.name}.${field.name}`];
+      const size = argument ? sizeOf(walk, field, argument, selection) : 1;
+      if (argument) walk.items += times * size;
+      if (selection.selectionSet) visit(walk, selection.selectionSet, getNamedType(field.type), times * size, path);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      const type = selection.typeCondition ? walk.schema.getType(selection.typeCondition.name.value) : parent;
+      if (type) visit(walk, selection.selectionSet, type, times, path);
+    } else {
+      const name = selection.name.value;
+      const fragment = walk.fragments.get(name);
+      // Validation refuses fragment cycles; the path only keeps this walk finite before it has run.
+      if (!fragment || path.has(name)) continue;
+      const type = walk.schema.getType(fragment.typeCondition.name.value);
+      path.add(name);
+      if (type) visit(walk, fragment.selectionSet, type, times, path);
+      path.delete(name);
+    }
+  }
+}
+
+/** The items an operation asks for, over every sized list field, alias and fragment (nested lists multiply). */
+function measure(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Walk['variables'],
+): Walk {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const defaults = new Map<string, ValueNode>();
+  for (const definition of operation.variableDefinitions ?? []) {
+    if (definition.defaultValue) defaults.set(definition.variable.name.value, definition.defaultValue);
+  }
+  const walk: Walk = { schema, fragments, variables, defaults, items: 0 };
+  const root = schema.getRootType(operation.operation);
+  if (root) visit(walk, operation.selectionSet, root, 1, new Set());
+  return walk;
+}
+
+function selectedOperation(document: DocumentNode, name: string | null | undefined) {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  return name
+    ? operations.find((operation) => operation.name?.value === name)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
+}
+
+export function queryTooLarge(items: number, maxItems: number): GraphQLError {
+  return createGraphQLError(
+    `This operation asks for up to ${items} pets; one operation may ask for at most ${maxItems} ` +
+      '(the sum of pets(limit:) and petsConnection(first:) over every field, alias and fragment)',
+    { extensions: { code: 'QUERY_TOO_LARGE', items, maxItems, http: { status: 400, spec: true } } },
+  );
+}
+
+/**
+ * A cost limit that counts list sizes: one operation may ask for at most `maxItems` pets, counted
+ * from its arguments (variables included, with defaults of 20) and refused before any resolver
+ * runs. GraphQL Armor's cost limit counts fields, not the items a list argument asks for.
+ */
+export function useListSizeLimit({ maxItems }: { maxItems: number }): Plugin {
+  return {
+    onValidate: ({ params, setResult }) => {
+      for (const definition of params.documentAST.definitions) {
+        if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+        const { problem } = measure(params.schema, params.documentAST, definition, undefined);
+        if (problem) return setResult([problem]);
+      }
+    },
+    onExecute: ({ args, setResultAndStopExecution }) => {
+      const operation = selectedOperation(args.document, args.operationName);
+      if (!operation) return;
+      const { items, problem } = measure(args.schema, args.document, operation, args.variableValues ?? {});
+      if (problem) setResultAndStopExecution({ errors: [problem] });
+      else if (items > maxItems) setResultAndStopExecution({ errors: [queryTooLarge(items, maxItems)] });
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, rateLimitsOf } from '../src/config.ts';
+import { executeGraphQL } from './support/graphql-client.ts';
+import { expectError } from './support/openapi-contract.ts';
+import { restClient } from './support/rest-client.ts';
+import { API_KEY, OTHER_API_KEY, type TestServer, useTestServer } from './support/test-server.ts';
+
+const OFF = { rate: 0, burst: 0 };
+/** 5 a second per key, bursts of 8: the ninth request within a second is refused. */
+const PER_KEY = { rate: 5, burst: 8 };
+/** 3 failed authentications a second per address, bursts of 5. */
+const AUTH_FAILURES = { rate: 3, burst: 5 };
+
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+const WRONG = bearer(`${API_KEY}-wrong`);
+
+/** Sends `count` requests at once and returns their statuses in order. */
+async function burst<T extends { status: number }>(count: number, send: () => Promise<T>): Promise<T[]> {
+  return Promise.all(Array.from({ length: count }, send));
+}
+
+const statuses = (responses: { status: number }[]) => responses.map((response) => response.status);
+
+function expectRateLimited(response: { status: number; headers: Record<string, string | string[] | undefined> }) {
+  expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  expect(response.headers['ratelimit-policy']).toMatch(/^"[a-z-]+";q=\d+;w=1$/);
+  expect(response.headers.ratelimit).toMatch(/^"[a-z-]+";r=0;t=\d+$/);
+}
+
+describe('per API key (5/s, bursts of 8)', () => {
+  const server = useTestServer({ rateLimits: { perKey: PER_KEY, authFailures: OFF } });
+  const rest = restClient(server);
+
+  it('when a key sends one request, then the response carries the IETF RateLimit fields', async () => {
+    const response = await rest.listPets('?limit=1', bearer(OTHER_API_KEY));
+    expect(response.status).toBe(200);
+    expect(response.headers['ratelimit-policy']).toBe('"default";q=5;w=1');
+    expect(response.headers.ratelimit).toMatch(/^"default";r=4;t=[01]$/);
+    expect(response.headers['ratelimit-limit']).toBeUndefined();
+    expect(response.headers['ratelimit-remaining']).toBeUndefined();
+  });
+
+  it('when a key sends more than its burst, then 429 RATE_LIMITED with Retry-After; other keys go on', async () => {
+    const responses = await burst(12, () => rest.listPets('?limit=1'));
+    expect(statuses(responses).filter((status) => status === 200)).toHaveLength(8);
+    const refused = responses.filter((response) => response.status === 429);
+    expect(refused).toHaveLength(4);
+    for (const response of refused) {
+      expectError(response, 429, 'RATE_LIMITED');
+      expectRateLimited(response);
+      expect(response.headers['ratelimit-policy']).toBe('"default";q=5;w=1');
+    }
+    // The limit is the key's, not the address's.
+    expect((await rest.listPets('?limit=1', bearer(OTHER_API_KEY))).status).toBe(200);
+    // Every limited route: GraphQL is refused in its own shape, an unknown path with the Error body.
+    const graphql = await executeGraphQL(server, '{ __typename }');
+    expect(graphql.status).toBe(429);
+    expect(graphql.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expectRateLimited(graphql);
+    const unknown = await rest.send('GET', '/v1/nowhere');
+    expectError(unknown, 429, 'RATE_LIMITED');
+  });
+
+  it('when the second has passed, then the key is served again (the burst allowance is spent)', async () => {
+    await sleep(1_100);
+    const responses = await burst(5, () => rest.listPets('?limit=1'));
+    expect(statuses(responses)).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it('public routes are not limited and carry no RateLimit fields', async () => {
+    await burst(10, () => rest.listPets('?limit=1'));
+    for (const path of ['/health', '/ready', '/v1/openapi.json', '/v1/docs']) {
+      const response = await server.request.get(path);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.ratelimit, path).toBeUndefined();
+    }
+    const graphiql = await server.request.get('/graphql').set('Accept', 'text/html');
+    expect(graphiql.status).toBe(200);
+  });
+});
+
+describe('per client address, for failed authentication (3/s, bursts of 5)', () => {
+  const server = useTestServer({ rateLimits: { perKey: OFF, authFailures: AUTH_FAILURES } });
+  const rest = restClient(server);
+
+  it('when an address keeps sending wrong keys, then 429 instead of 401, and then even its valid key gets 429', async () => {
+    const first = await rest.listPets('', WRONG);
+    expectError(first, 401, 'UNAUTHENTICATED');
+    expect(first.headers['ratelimit-policy']).toBe('"auth-failures";q=3;w=1');
+    expect(first.headers.ratelimit).toMatch(/^"auth-failures";r=2;t=[01]$/);
+
+    const more = await burst(6, () => rest.listPets('', WRONG));
+    expect(statuses(more).filter((status) => status === 401)).toHaveLength(4);
+    for (const response of more.filter(({ status }) => status === 429)) {
+      expectError(response, 429, 'RATE_LIMITED');
+      expectRateLimited(response);
+    }
+    // Brute force stops: the right key from that address is refused before it is even checked.
+    const valid = await rest.listPets('?limit=1');
+    expectError(valid, 429, 'RATE_LIMITED');
+    expect(valid.headers['ratelimit-policy']).toBe('"auth-failures";q=3;w=1');
+    const graphql = await executeGraphQL(server, '{ __typename }');
+    expect(graphql.status).toBe(429);
+    expect(graphql.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+  });
+
+  it('when Retry-After has passed, then the valid key is served again', async () => {
+    const refused = await rest.listPets('?limit=1');
+    expect(refused.status).toBe(429);
+    await sleep(Number(refused.headers['retry-after']) * 1000 + 100);
+    const response = await rest.listPets('?limit=1');
+    expect(response.status).toBe(200);
+    // No per-key limit configured: no RateLimit fields on a served request.
+    expect(response.headers.ratelimit).toBeUndefined();
+  });
+});
+
+describe('with both limits off (rates of 0)', () => {
+  const server: TestServer = useTestServer({ rateLimits: { perKey: OFF, authFailures: OFF } });
+  const rest = restClient(server);
+
+  it('then nothing is limited and no RateLimit fields are sent', async () => {
+    const wrong = await burst(30, () => rest.listPets('', WRONG));
+    expect(new Set(statuses(wrong))).toEqual(new Set([401]));
+    expect(wrong[0]?.headers.ratelimit).toBeUndefined();
+    const served = await rest.listPets('?limit=1');
+    expect(served.status).toBe(200);
+    expect(served.headers.ratelimit).toBeUndefined();
+  });
+});
+
+describe('rate limits from the environment', () => {
+  it('default to 100/s with bursts of 200 per key, and 10/s with bursts of 20 failed authentications', () => {
+    const loaded = loadConfig({});
+    expect(loaded.ok && rateLimitsOf(loaded.config)).toEqual({
+      perKey: { rate: 100, burst: 200 },
+      authFailures: { rate: 10, burst: 20 },
+    });
+  });
+
+  it('take RATE_LIMIT_* and AUTH_FAILURE_*, 0 turning a limit off, and refuse a burst below its rate', () => {
+    const loaded = loadConfig({ RATE_LIMIT_PER_KEY: '0', AUTH_FAILURE_LIMIT: '50', AUTH_FAILURE_BURST: '80' });
+    expect(loaded.ok && rateLimitsOf(loaded.config)).toEqual({
+      perKey: { rate: 0, burst: 200 },
+      authFailures: { rate: 50, burst: 80 },
+    });
+    const bad = loadConfig({ RATE_LIMIT_PER_KEY: '300', AUTH_FAILURE_BURST: '5' });
+    const problems = bad.ok ? [] : bad.problems;
+    expect(problems.map((problem) => problem.split(':')[0]).sort()).toEqual(['AUTH_FAILURE_BURST', 'RATE_LIMIT_BURST']);
+    // Below 100 the REST list route itself would trip the GraphQL list-size limit.
+    expect(loadConfig({ MAX_GRAPHQL_LIST_ITEMS: '50' }).ok).toBe(false);
+  });
+});
