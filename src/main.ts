@@ -1,9 +1,10 @@
 // Side effects only: configuration, database, HTTP listener, drain on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { loadConfig } from './config.ts';
+import { loadConfig, rateLimitsOf } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
+import { warnWhenEmbeddedStoreIsLarge } from './db/store-size-warning.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { createMongoPetRepository, ensurePetIndexes } from './pets/pet-repository.ts';
@@ -91,13 +92,20 @@ async function start(): Promise<void> {
 
   database = await connectDatabase(uri, config.MONGODB_DB);
   await ensurePetIndexes(database.db);
+  if (embedded?.kind === 'ferretdb') warnWhenEmbeddedStoreIsLarge(database.db, logger);
   service = createService({
-    pets: createMongoPetRepository(database.db, { serializeIdAllocation: database.isFerretDb }),
+    pets: createMongoPetRepository(database.db, {
+      serializeIdAllocation: database.isFerretDb,
+      onCorruptDocument: (petId, problem) =>
+        logger.warn({ petId, problem }, 'skipping a stored pet this service cannot read'),
+    }),
     apiKeys,
     logger,
     restBasePath: config.REST_BASE_PATH,
     maxBodyBytes: config.MAX_BODY_BYTES,
     maxGraphQLBodyBytes: config.MAX_GRAPHQL_BODY_BYTES,
+    maxGraphQLListItems: config.MAX_GRAPHQL_LIST_ITEMS,
+    rateLimits: rateLimitsOf(config),
     checkDatabase: database.ping,
     graphiqlApiKey,
   });
