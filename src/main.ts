@@ -5,7 +5,7 @@ import { loadConfig, rateLimitsOf } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
 import { warnWhenEmbeddedStoreIsLarge } from './db/store-size-warning.ts';
-import { createHttpServer } from './http/server.ts';
+import { createHttpServer, drainHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { createMongoPetRepository, ensurePetIndexes } from './pets/pet-repository.ts';
 import { createService, type Service } from './service.ts';
@@ -18,28 +18,11 @@ if (!loaded.ok) {
 const config = loaded.config;
 const logger = createLogger(config.LOG_LEVEL);
 
-/** While draining, sockets that became idle after their last response are closed this often. */
-const IDLE_SWEEP_MS = 100;
-
 let embedded: EmbeddedDatabase | undefined;
 let database: Database | undefined;
 let service: Service | undefined;
 let server: Server | undefined;
 let stopping = false;
-
-/** Waits for in-flight requests to finish (up to the deadline), then closes the connections. */
-async function drainHttp(http: Server): Promise<void> {
-  const closed = new Promise<void>((done) => http.close(() => done()));
-  const sweep = setInterval(() => http.closeIdleConnections(), IDLE_SWEEP_MS);
-  http.closeIdleConnections();
-  const deadline = setTimeout(() => {
-    logger.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'drain deadline passed: closing the remaining connections');
-    http.closeAllConnections();
-  }, config.SHUTDOWN_TIMEOUT_MS);
-  await closed;
-  clearInterval(sweep);
-  clearTimeout(deadline);
-}
 
 /** Stops in reverse order of start; each step runs even when an earlier one failed. */
 async function shutdown(reason: string, exitCode: number): Promise<void> {
@@ -48,7 +31,11 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   const started = performance.now();
   logger.info({ reason }, 'shutting down: draining requests');
   service?.drain();
-  if (server?.listening) await drainHttp(server);
+  if (server?.listening) {
+    const { timedOut } = await drainHttpServer(server, config.SHUTDOWN_TIMEOUT_MS);
+    if (timedOut)
+      logger.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'drain deadline passed: closed the remaining connections');
+  }
   await service?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the GraphQL server failed'));
   await database?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the database client failed'));
   await embedded

@@ -76,8 +76,7 @@ export function createService(options: ServiceOptions): Service {
     graphiqlApiKey: options.graphiqlApiKey,
     openApiDocument: createOpenApiDocumentHandler(loadOpenApiDocument(), restBasePath),
   });
-  let draining = false;
-  const listener = createEdge({
+  const edge = createEdge({
     logger,
     verifyApiKey: createApiKeyVerifier(options.apiKeys),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -92,15 +91,12 @@ export function createService(options: ServiceOptions): Service {
       logger,
       ...(options.rateLimitStore ? { store: options.rateLimitStore } : {}),
     }),
-    isDraining: () => draining,
   });
   return {
-    listener,
-    drain: () => {
-      draining = true;
-    },
+    listener: edge.listener,
+    drain: edge.drain,
     close: async () => {
-      draining = true;
+      edge.drain();
       await yoga.dispose();
     },
   };

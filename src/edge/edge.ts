@@ -36,8 +36,6 @@ export interface EdgeOptions {
   checkDatabase: () => Promise<void>;
   maxGraphQLBodyBytes: number;
   rateLimits: RateLimits;
-  /** True once shutdown began: /ready says 503 and every response closes its connection. */
-  isDraining: () => boolean;
 }
 
 const ASSETS_PREFIX = '/assets/';
@@ -70,7 +68,7 @@ export function createEdge(options: EdgeOptions) {
 
   function route(req: IncomingMessage, res: ServerResponse, path: string, query: string, record: RequestRecord) {
     if (path === '/health') return sendHealth(res);
-    if (path === '/ready') return sendReadiness(res, options.checkDatabase, options.isDraining());
+    if (path === '/ready') return sendReadiness(res, options.checkDatabase, draining);
     accessLog(req, res, record);
     const publicRoute = publicRoutes.get(path);
     if (publicRoute) return publicRoute(req, res);
@@ -167,10 +165,25 @@ export function createEdge(options: EdgeOptions) {
     else res.destroy();
   }
 
-  return function edge(req: IncomingMessage, res: ServerResponse): void {
+  // Responses not yet sent: when draining starts, each is told to close its connection.
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+
+  /**
+   * From now on /ready answers 503 and every response, those in flight included, carries
+   * `Connection: close`, so keep-alive clients move to another instance instead of being reset.
+   */
+  function drain(): void {
+    draining = true;
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+  }
+
+  function listener(req: IncomingMessage, res: ServerResponse): void {
     const record: RequestRecord = { requestId: requestIdOf(req), startedAt: performance.now() };
     res.setHeader('X-Request-Id', record.requestId);
-    if (options.isDraining()) res.setHeader('Connection', 'close');
+    if (draining) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
@@ -181,5 +194,7 @@ export function createEdge(options: EdgeOptions) {
     } catch (error) {
       fail(res, error);
     }
-  };
+  }
+
+  return { listener, drain };
 }
