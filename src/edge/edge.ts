@@ -67,9 +67,10 @@ export function createEdge(options: EdgeOptions) {
   ]);
 
   function route(req: IncomingMessage, res: ServerResponse, path: string, query: string, record: RequestRecord) {
-    if (path === '/health') return sendHealth(res);
-    if (path === '/ready') return sendReadiness(res, options.checkDatabase, draining);
-    accessLog(req, res, record);
+    if (path === '/health' || path === '/ready') {
+      record.quiet = true;
+      return path === '/health' ? sendHealth(res) : sendReadiness(res, options.checkDatabase, draining);
+    }
     const publicRoute = publicRoutes.get(path);
     if (publicRoute) return publicRoute(req, res);
     if (path.startsWith(ASSETS_PREFIX)) return pages.assets(req, res);
@@ -183,7 +184,10 @@ export function createEdge(options: EdgeOptions) {
     res.setHeader('X-Request-Id', record.requestId);
     if (draining) res.setHeader('Connection', 'close');
     inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+    res.once('close', () => {
+      inFlight.delete(res);
+      accessLog(req, res, record);
+    });
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt === -1 ? url : url.slice(0, queryAt);

@@ -47,6 +47,8 @@ interface Walk {
   variables: Readonly<Record<string, unknown>> | undefined;
   defaults: Map<string, ValueNode>;
   items: number;
+  /** Whether any sized list field was seen at all. */
+  sized: boolean;
   problem?: GraphQLError;
 }
 
@@ -81,7 +83,10 @@ function visit(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedTyp
       if (!field) continue;
       const argument = SIZED_LISTS[`${parent.name}.${field.name}`];
       const size = argument ? sizeOf(walk, field, argument, selection) : 1;
-      if (argument) walk.items += times * size;
+      if (argument) {
+        walk.items += times * size;
+        walk.sized = true;
+      }
       if (selection.selectionSet) visit(walk, selection.selectionSet, getNamedType(field.type), times * size, path);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const type = selection.typeCondition ? walk.schema.getType(selection.typeCondition.name.value) : parent;
@@ -114,7 +119,7 @@ function measure(
   for (const definition of operation.variableDefinitions ?? []) {
     if (definition.defaultValue) defaults.set(definition.variable.name.value, definition.defaultValue);
   }
-  const walk: Walk = { schema, fragments, variables, defaults, items: 0 };
+  const walk: Walk = { schema, fragments, variables, defaults, items: 0, sized: false };
   const root = schema.getRootType(operation.operation);
   if (root) visit(walk, operation.selectionSet, root, 1, new Set());
   return walk;
@@ -145,6 +150,20 @@ export function queryTooLarge(items: number, maxItems: number): GraphQLError {
  * runs. GraphQL Armor's cost limit counts fields, not the items a list argument asks for.
  */
 export function useListSizeLimit({ maxItems }: { maxItems: number }): Plugin {
+  // Documents are parsed once and cached (Yoga's cache, the REST routes' constants), so whether one
+  // asks for a list at all is worked out once: most (a pet by id) never need the walk per request.
+  const asksForLists = new WeakMap<DocumentNode, boolean>();
+  const hasSizedList = (schema: GraphQLSchema, document: DocumentNode): boolean => {
+    let known = asksForLists.get(document);
+    if (known === undefined) {
+      known = document.definitions.some(
+        (definition) =>
+          definition.kind === Kind.OPERATION_DEFINITION && measure(schema, document, definition, undefined).sized,
+      );
+      asksForLists.set(document, known);
+    }
+    return known;
+  };
   return {
     onValidate: ({ params, setResult }) => {
       for (const definition of params.documentAST.definitions) {
@@ -154,6 +173,7 @@ export function useListSizeLimit({ maxItems }: { maxItems: number }): Plugin {
       }
     },
     onExecute: ({ args, setResultAndStopExecution }) => {
+      if (!hasSizedList(args.schema, args.document)) return;
       const operation = selectedOperation(args.document, args.operationName);
       if (!operation) return;
       const { items, problem } = measure(args.schema, args.document, operation, args.variableValues ?? {});
