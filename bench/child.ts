@@ -3,6 +3,7 @@
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { startFlags } from '../scripts/start-flags.ts';
 import type { ChildMessage, Ready, Request, ServersConfig } from './protocol.ts';
 
 /** Generous: FerretDB starts in about a second, but a first run may have to build it. */
@@ -24,7 +25,7 @@ export async function startServers(config: ServersConfig): Promise<Servers> {
   // `--import tsx` runs the TypeScript child the way `tsx` runs us; BENCH_CPU_PROF=DIR profiles it.
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = fork(script, [JSON.stringify(config)], {
-    execArgv: ['--import', 'tsx', ...profile],
+    execArgv: [...startFlags(), '--import', 'tsx', ...profile],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const stop = () => stopChild(child);

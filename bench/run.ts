@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { type Servers, startServers } from './child.ts';
 import { CURVE_SIZES, runCostCurve } from './cost-curve.ts';
+import { measureMemory, renderMemory } from './memory.ts';
 import { TARGETS } from './protocol.ts';
 import { renderReport } from './report.ts';
 import { type Outcome, writeResults } from './results.ts';
@@ -39,13 +40,17 @@ async function main(): Promise<number> {
     console.log(`\n${renderReport(outcome)}\n`);
     console.log(`written: ${writeResults(outcome)} (${outcome.elapsedSeconds} s)`);
     const failed = outcome.summary.rows.filter((row) => row.failures > 0);
-    if (failed.length === 0) return 0;
-    const names = failed.map((row) => `${row.store}/${row.operation}/${row.target}`);
-    console.error(`[bench] some requests failed (non-2xx, errors or timeouts) in: ${names.join(', ')}`);
-    return 1;
+    if (failed.length > 0) {
+      const names = failed.map((row) => `${row.store}/${row.operation}/${row.target}`);
+      console.error(`[bench] some requests failed (non-2xx, errors or timeouts) in: ${names.join(', ')}`);
+      return 1;
+    }
   } finally {
     await servers.stop();
   }
+  // After the servers stopped, so nothing else runs beside the process measured.
+  if (settings.memory) console.log(`\n${renderMemory(await measureMemory())}`);
+  return 0;
 }
 
 async function measure(servers: Servers, settings: Settings, started: number): Promise<Outcome> {

@@ -13,6 +13,8 @@ export interface Settings {
   /** Run the FerretDB cost curve (BENCH_CURVE=0 skips it), in `rounds` rounds of runs this long. */
   curve: boolean;
   curveSeconds: number;
+  /** Measure the service process's RSS after 1,000 requests (BENCH_RSS=0 skips it). */
+  memory: boolean;
 }
 
 /**
@@ -46,6 +48,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     curve: env.BENCH_CURVE !== '0',
     // No warm-up there: the floor has little to warm, and the median over rounds absorbs the first.
     curveSeconds: number('BENCH_CURVE_DURATION', 2, 0.5),
+    memory: env.BENCH_RSS !== '0',
   };
   if (problems.length > 0) throw new Error(`bad benchmark settings:\n  ${problems.join('\n  ')}`);
   return settings;

@@ -1,4 +1,5 @@
-import { type RateLimiterAbstract, RateLimiterMemory } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 
 /** One counter: `points` per `duration` seconds for each key, under its own prefix. */
 export interface LimiterSpec {

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { BurstyRateLimiter, RateLimiterRes } from 'rate-limiter-flexible';
+import BurstyRateLimiter from 'rate-limiter-flexible/lib/BurstyRateLimiter.js';
+import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 import { type LimiterStore, memoryLimiterStore } from './limiter-store.ts';
 
 /** Requests per second, sustained, and the most in one second; a rate of 0 turns the limit off. */
