@@ -81,7 +81,9 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
       };
       const variableValues = route.variables(restRequest, status);
       const enveloped = envelop.getEnveloped(identity);
-      const contextValue = await enveloped.contextFactory();
+      // Yoga builds the context synchronously; awaiting a value would still cost a microtask.
+      const built = enveloped.contextFactory();
+      const contextValue = built instanceof Promise ? await built : built;
       const result = (await enveloped.execute({
         schema: enveloped.schema,
         document: route.document,
