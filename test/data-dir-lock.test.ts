@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +20,13 @@ function freshDataDir(): string {
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   return Number(child.stdout);
+}
+
+/** What a killed service leaves behind: a lock naming a process of this host that is gone. */
+function dataDirWithStaleLock(): string {
+  const dataDir = freshDataDir();
+  writeFileSync(join(dataDir, '.lock'), JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: 'then' }));
+  return dataDir;
 }
 
 afterEach(() => {
@@ -63,22 +70,14 @@ describe('one owner per data directory', () => {
   });
 
   it('when the lock was left by a killed process, then the next start takes it over', async () => {
-    const dataDir = freshDataDir();
-    writeFileSync(
-      join(dataDir, '.lock'),
-      JSON.stringify({ pid: deadPid(), host: (await import('node:os')).hostname(), startedAt: 'then' }),
-    );
+    const dataDir = dataDirWithStaleLock();
     const database = await startEmbeddedDatabase({ dataDir, log: () => {} });
     expect(JSON.parse(readFileSync(join(dataDir, '.lock'), 'utf8')).pid).toBe(process.pid);
     await database.stop();
   });
 
   it('when several processes race to take over one stale lock, then exactly one wins', async () => {
-    const dataDir = freshDataDir();
-    writeFileSync(
-      join(dataDir, '.lock'),
-      JSON.stringify({ pid: deadPid(), host: (await import('node:os')).hostname(), startedAt: 'then' }),
-    );
+    const dataDir = dataDirWithStaleLock();
     // Each racer holds what it won for a moment, so the others find a live owner.
     const script = `import { lockDataDir } from ${JSON.stringify(LOCK_MODULE)};
       try { lockDataDir(${JSON.stringify(dataDir)}); console.log('won'); await new Promise((r) => setTimeout(r, 1500)); }
