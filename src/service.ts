@@ -48,12 +48,12 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 const DEFAULT_RATE_LIMITS: RateLimitSettings = {
   perKey: { rate: DEFAULT_RATE_LIMIT_PER_KEY, burst: DEFAULT_RATE_LIMIT_BURST },
   authFailures: { rate: DEFAULT_AUTH_FAILURE_LIMIT, burst: DEFAULT_AUTH_FAILURE_BURST },
 };
 
+/** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(options: ServiceOptions): Service {
   const { logger, restBasePath } = options;
   const maxGraphQLBodyBytes = options.maxGraphQLBodyBytes ?? DEFAULT_MAX_GRAPHQL_BODY_BYTES;
