@@ -18,6 +18,19 @@ export function sendGraphQLError(
   sendJson(res, status, { errors: [{ message, extensions: { code } }] }, headers);
 }
 
+/** An error the edge answers itself, in the body shape of the face that was called. */
+function sendFaceError(
+  res: ServerResponse,
+  face: Face,
+  status: number,
+  code: string,
+  message: string,
+  headers: OutgoingHttpHeaders,
+): void {
+  if (face === 'graphql') sendGraphQLError(res, status, code, message, headers);
+  else sendJson(res, status, { code, message, status }, headers);
+}
+
 /**
  * The one 401 of the service, in the body shape of the face that was called: a GraphQL response for
  * /graphql, the contract's Error body elsewhere. RFC 6750 §3: name the scheme; flag a key that was
@@ -34,8 +47,7 @@ export function sendUnauthenticated(
     ...extraHeaders,
     'WWW-Authenticate': keyWasSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"',
   };
-  if (face === 'graphql') sendGraphQLError(res, 401, 'UNAUTHENTICATED', message, headers);
-  else sendJson(res, 401, { code: 'UNAUTHENTICATED', message, status: 401 }, headers);
+  sendFaceError(res, face, 401, 'UNAUTHENTICATED', message, headers);
 }
 
 /** 429 in the face's body shape, with Retry-After and the RateLimit fields of the refusing policy. */
@@ -45,7 +57,5 @@ export function sendRateLimited(
   refusal: Refusal,
   extraHeaders: Record<string, string> = {},
 ): void {
-  const headers = { ...extraHeaders, ...refusal.headers };
-  if (face === 'graphql') sendGraphQLError(res, 429, 'RATE_LIMITED', refusal.message, headers);
-  else sendJson(res, 429, { code: 'RATE_LIMITED', message: refusal.message, status: 429 }, headers);
+  sendFaceError(res, face, 429, 'RATE_LIMITED', refusal.message, { ...extraHeaders, ...refusal.headers });
 }

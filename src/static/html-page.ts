@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { matchesIfNoneMatch, rejectUnlessReading } from './http-conditional.ts';
+import { matchesIfNoneMatch } from './http-conditional.ts';
 
 export interface HtmlPage {
   etag: string;
@@ -40,8 +40,8 @@ export function createHtmlPage(html: string): HtmlPage {
   };
   return {
     etag,
+    // The edge hands pages GET and HEAD only: other methods got their 405 there.
     send(req, res) {
-      if (rejectUnlessReading(req, res)) return;
       if (matchesIfNoneMatch(req, etag)) {
         res.writeHead(304, headers).end();
         return;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from '../http/send-json.ts';
 import type { AssetFile, ContentCoding } from './asset-manifest.ts';
 
 /** RFC 9110 §13.1.2: If-None-Match compares weakly, and `*` matches any current representation. */
@@ -30,19 +31,12 @@ export function preferredEncoding(acceptEncoding: string | undefined, file: Asse
 
 /** The service's error body shape, so clients parse one format whatever answered. */
 export function sendJsonError(
-  req: IncomingMessage,
   res: ServerResponse,
   error: { status: number; code: string; message: string },
   headers: Record<string, string> = {},
 ): void {
-  const body = JSON.stringify({ code: error.code, message: error.message, status: error.status });
-  res.writeHead(error.status, {
-    ...headers,
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-  });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  const body = { code: error.code, message: error.message, status: error.status };
+  sendJson(res, error.status, body, { ...headers, 'Cache-Control': 'no-store' });
 }
 
 export const GET_AND_HEAD = 'GET, HEAD';
@@ -51,7 +45,6 @@ export const GET_AND_HEAD = 'GET, HEAD';
 export function rejectUnlessReading(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method === 'GET' || req.method === 'HEAD') return false;
   sendJsonError(
-    req,
     res,
     { status: 405, code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not allowed here; use GET or HEAD` },
     { Allow: GET_AND_HEAD },

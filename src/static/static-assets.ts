@@ -23,15 +23,15 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
   const manifest: MountedManifest = { ...readAssetManifest(options.dir), urlPrefix };
   const serveFile = sirv(options.dir, { dev: false, etag: false, gzip: false, brotli: false, extensions: [] });
 
-  const notFound = (req: IncomingMessage, res: ServerResponse, path: string) =>
-    sendJsonError(req, res, { status: 404, code: 'ROUTE_NOT_FOUND', message: `No asset at ${path}` });
+  const notFound = (res: ServerResponse, path: string) =>
+    sendJsonError(res, { status: 404, code: 'ROUTE_NOT_FOUND', message: `No asset at ${path}` });
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const fileName = path.startsWith(`${urlPrefix}/`) ? path.slice(urlPrefix.length + 1) : '';
     const file = manifest.files[fileName];
     if (!file) {
-      notFound(req, res, path);
+      notFound(res, path);
       return;
     }
     if (rejectUnlessReading(req, res)) return;
@@ -51,7 +51,7 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
     // sirv reads only url and headers; a stand-in request names the variant without touching req.url,
     // which the access log still reads when the response finishes.
     const variantRequest = { url: `/${fileName}${ENCODING_SUFFIX[coding]}`, headers: req.headers } as IncomingMessage;
-    serveFile(variantRequest, res, () => notFound(req, res, path));
+    serveFile(variantRequest, res, () => notFound(res, path));
   }
 
   return { manifest, handle };
