@@ -26,8 +26,11 @@ export function createMemoryPetRepository(initial: readonly Pet[] = []): MemoryP
 
   return {
     reset,
-    async create(newPet: NewPet) {
-      const pet: Pet = { ...newPet, id: ++lastId };
+    async allocateId() {
+      return ++lastId;
+    },
+    async create(newPet: NewPet, options) {
+      const pet: Pet = { ...newPet, id: options?.id ?? ++lastId };
       byId.set(pet.id, pet);
       ordered.push(pet);
       return { ...pet };

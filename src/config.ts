@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RateLimitSettings } from './edge/rate-limits.ts';
+import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
 
 /** Largest GraphQL request body by default: a generous query with variables is a few KB. */
 export const DEFAULT_MAX_GRAPHQL_BODY_BYTES = 65_536;
@@ -63,6 +64,15 @@ const envSchema = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_RATE_LIMIT_BURST),
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_AUTH_FAILURE_LIMIT),
   AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_AUTH_FAILURE_BURST),
+  // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).optional(),
+  IDEMPOTENCY_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(DEFAULT_IDEMPOTENCY_RETENTION_HOURS),
 });
 
 export type Config = z.infer<typeof envSchema>;
@@ -80,8 +90,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
   }
   const config = parsed.data;
   const problems: string[] = [];
-  if (config.NODE_ENV === 'production' && config.API_KEYS.length === 0) {
-    problems.push('API_KEYS: required when NODE_ENV=production (comma-separated bearer keys)');
+  if (config.METRICS_PORT !== undefined && config.METRICS_PORT === config.PORT && config.PORT !== 0) {
+    problems.push('METRICS_PORT: must differ from PORT (it serves /metrics without a key)');
   }
   if (config.RATE_LIMIT_PER_KEY > 0 && config.RATE_LIMIT_BURST < config.RATE_LIMIT_PER_KEY) {
     problems.push('RATE_LIMIT_BURST: must be at least RATE_LIMIT_PER_KEY (a burst is the most in one second)');

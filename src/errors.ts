@@ -62,3 +62,36 @@ export class CorruptPetError extends DomainError {
     this.name = 'CorruptPetError';
   }
 }
+
+/** A pet already has the id an idempotent create allocated for itself: its own earlier insert, or a collision. */
+export class PetIdTakenError extends DomainError {
+  readonly code = 'INTERNAL_SERVER_ERROR';
+  readonly expected = false;
+
+  constructor(readonly petId: number) {
+    super(`pet id ${petId} is already taken`);
+    this.name = 'PetIdTakenError';
+  }
+}
+
+/** An Idempotency-Key already used, within its retention, for a request with another body (422). */
+export class IdempotencyKeyReusedError extends DomainError {
+  readonly code = 'IDEMPOTENCY_KEY_REUSED';
+  readonly expected = true;
+
+  constructor() {
+    super('This Idempotency-Key was already used with a different request body; use a new key for a new request');
+    this.name = 'IdempotencyKeyReusedError';
+  }
+}
+
+/** The first request with this Idempotency-Key has not finished yet (409): retry after a moment. */
+export class IdempotencyKeyInUseError extends DomainError {
+  readonly code = 'IDEMPOTENCY_KEY_IN_USE';
+  readonly expected = true;
+
+  constructor(readonly retryAfterSeconds: number) {
+    super('A request with this Idempotency-Key is still being processed; retry after it finishes');
+    this.name = 'IdempotencyKeyInUseError';
+  }
+}

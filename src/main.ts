@@ -1,12 +1,15 @@
 // Side effects only: configuration, database, HTTP listener, drain on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import { createApiKeyStore, ensureApiKeyIndexes } from './auth/api-key-store.ts';
 import { loadConfig, rateLimitsOf } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
 import { warnWhenEmbeddedStoreIsLarge } from './db/store-size-warning.ts';
 import { createHttpServer, drainHttpServer } from './http/server.ts';
+import { createIdempotencyStore, ensureIdempotencyIndexes } from './idempotency/idempotency-store.ts';
 import { createLogger } from './logger.ts';
+import { createMetrics } from './metrics/metrics.ts';
 import { createMongoPetRepository, ensurePetIndexes } from './pets/pet-repository.ts';
 import { createService, type Service } from './service.ts';
 
@@ -22,6 +25,7 @@ let embedded: EmbeddedDatabase | undefined;
 let database: Database | undefined;
 let service: Service | undefined;
 let server: Server | undefined;
+let metricsServer: Server | undefined;
 let stopping = false;
 
 /** Stops in reverse order of start; each step runs even when an earlier one failed. */
@@ -31,6 +35,9 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   const started = performance.now();
   logger.info({ reason }, 'shutting down: draining requests');
   service?.drain();
+  // Scrapes hold no state worth waiting for; closing at once lets the drain have the port's attention.
+  metricsServer?.close();
+  metricsServer?.closeAllConnections();
   if (server?.listening) {
     const { timedOut } = await drainHttpServer(server, config.SHUTDOWN_TIMEOUT_MS);
     if (timedOut)
@@ -54,7 +61,7 @@ function isLoopback(host: string): boolean {
 async function start(): Promise<void> {
   let apiKeys = config.API_KEYS;
   let graphiqlApiKey: string | undefined;
-  if (apiKeys.length === 0) {
+  if (apiKeys.length === 0 && config.NODE_ENV !== 'production') {
     // Development only (production refuses to start without keys): one key for this run, shown once.
     apiKeys = [`dev_${randomBytes(24).toString('base64url')}`];
     logger.warn({ apiKey: apiKeys[0] }, 'API_KEYS is not set: generated a development key for this run');
@@ -78,15 +85,25 @@ async function start(): Promise<void> {
   }
 
   database = await connectDatabase(uri, config.MONGODB_DB);
-  await ensurePetIndexes(database.db);
-  if (embedded?.kind === 'ferretdb') warnWhenEmbeddedStoreIsLarge(database.db, logger);
+  const { db } = database;
+  await Promise.all([ensurePetIndexes(db), ensureApiKeyIndexes(db), ensureIdempotencyIndexes(db)]);
+  if (embedded?.kind === 'ferretdb') warnWhenEmbeddedStoreIsLarge(db, logger);
+  const metrics = createMetrics();
+  const issuedKeys = createApiKeyStore(db);
   service = createService({
-    pets: createMongoPetRepository(database.db, {
+    pets: createMongoPetRepository(db, {
       serializeIdAllocation: database.isFerretDb,
       onCorruptDocument: (petId, problem) =>
         logger.warn({ petId, problem }, 'skipping a stored pet this service cannot read'),
+      onDatabaseUnavailable: metrics.countDatabaseError,
     }),
     apiKeys,
+    issuedKeys,
+    idempotencyRecords: createIdempotencyStore(db, { onDatabaseUnavailable: metrics.countDatabaseError }),
+    idempotencyRetentionHours: config.IDEMPOTENCY_RETENTION_HOURS,
+    metrics,
+    metricsOnMainPort: config.METRICS_PORT === undefined,
+    databaseClient: database.client,
     logger,
     restBasePath: config.REST_BASE_PATH,
     maxBodyBytes: config.MAX_BODY_BYTES,
@@ -96,6 +113,12 @@ async function start(): Promise<void> {
     checkDatabase: database.ping,
     graphiqlApiKey,
   });
+
+  await service.ready;
+  if (apiKeys.length === 0 && (await issuedKeys.active()).length === 0) {
+    logger.warn('no API key can authenticate: set API_KEYS, or issue one with `npm run keys -- create NAME`');
+  }
+  if (config.METRICS_PORT !== undefined) listenForMetrics(service, config.METRICS_PORT);
 
   const http = createHttpServer(service.listener);
   server = http;
@@ -114,6 +137,25 @@ async function start(): Promise<void> {
         docs: `${origin}${config.REST_BASE_PATH}/docs`,
       },
       'petstore-gateway is listening',
+    );
+  });
+}
+
+/** /metrics without a key on its own port: for a network only Prometheus can reach. */
+function listenForMetrics(running: Service, port: number): void {
+  const host = config.METRICS_HOST ?? config.HOST;
+  const http = createHttpServer(running.metricsListener);
+  metricsServer = http;
+  http.on('error', (error) => {
+    logger.fatal({ err: error }, `cannot listen for metrics on ${host}:${port}`);
+    void shutdown('listen failed', 1);
+  });
+  http.listen(port, host, () => {
+    const address = http.address();
+    const bound = typeof address === 'object' && address ? address.port : port;
+    logger.info(
+      { metrics: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics` },
+      'metrics are served',
     );
   });
 }

@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { MongoClient } from 'mongodb';
 import type { Logger } from 'pino';
-import { createApiKeyVerifier } from './auth/api-keys.ts';
+import type { ApiKeyStore } from './auth/api-key-store.ts';
+import { createKeyRing } from './auth/api-keys.ts';
+import { type IssuedKeysSync, syncIssuedKeys } from './auth/issued-keys-sync.ts';
 import {
   DEFAULT_AUTH_FAILURE_BURST,
   DEFAULT_AUTH_FAILURE_LIMIT,
@@ -14,6 +17,11 @@ import { createEdge } from './edge/edge.ts';
 import type { LimiterStore } from './edge/limiter-store.ts';
 import { createRateLimits, type RateLimitSettings } from './edge/rate-limits.ts';
 import { schema } from './graphql/schema/index.ts';
+import { sendJson } from './http/send-json.ts';
+import type { IdempotencyStore } from './idempotency/idempotency-store.ts';
+import { createIdempotentCreates, DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
+import { schedulePurge } from './idempotency/purge-schedule.ts';
+import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import type { PetRepository } from './pets/pet-repository.ts';
 import { createRestExecutor } from './rest/executor.ts';
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
@@ -22,7 +30,23 @@ import { createGraphQLServer, GRAPHQL_ENDPOINT } from './yoga.ts';
 
 export interface ServiceOptions {
   pets: PetRepository;
+  /** Keys from API_KEYS: accepted beside the issued ones (bootstrap and emergency access). */
   apiKeys: readonly string[];
+  /** The `apiKeys` collection, read every 2 s so keys issued or revoked take effect without a restart. */
+  issuedKeys?: ApiKeyStore;
+  /**
+   * The `idempotencyKeys` collection. Every service over a database has it; only the benchmark's
+   * in-memory targets leave it out, and then an Idempotency-Key changes nothing.
+   */
+  idempotencyRecords?: IdempotencyStore;
+  /** How long an Idempotency-Key is remembered (24 h by default). */
+  idempotencyRetentionHours?: number;
+  /** Where the metrics are counted; a fresh set by default. */
+  metrics?: Metrics;
+  /** False when /metrics is served on its own port (METRICS_PORT), so not on this one. */
+  metricsOnMainPort?: boolean;
+  /** Its connection pool is shown in the metrics. */
+  databaseClient?: MongoClient;
   logger: Logger;
   restBasePath: string;
   /** Largest REST request body. */
@@ -43,6 +67,10 @@ export interface ServiceOptions {
 
 export interface Service {
   listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** GET /metrics without authentication, for a listener on a private port (METRICS_PORT). */
+  metricsListener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Settles once the issued keys were read for the first time: listen after it. */
+  ready: Promise<void>;
   /** From now on /ready says 503 and every response closes its connection. */
   drain(): void;
   close(): Promise<void>;
@@ -57,11 +85,24 @@ const DEFAULT_RATE_LIMITS: RateLimitSettings = {
 export function createService(options: ServiceOptions): Service {
   const { logger, restBasePath } = options;
   const maxGraphQLBodyBytes = options.maxGraphQLBodyBytes ?? DEFAULT_MAX_GRAPHQL_BODY_BYTES;
-  const createContext = createContextFactory(options.pets);
+  const metrics = options.metrics ?? createMetrics();
+  if (options.databaseClient) metrics.watchConnectionPool(options.databaseClient);
+  const retentionHours = options.idempotencyRetentionHours ?? DEFAULT_IDEMPOTENCY_RETENTION_HOURS;
+  const idempotentCreates = options.idempotencyRecords
+    ? createIdempotentCreates({
+        pets: options.pets,
+        records: options.idempotencyRecords,
+        retentionMs: retentionHours * 3_600_000,
+        onReplay: metrics.countIdempotentReplay,
+      })
+    : undefined;
+  const stopPurging = idempotentCreates ? schedulePurge(idempotentCreates, logger) : () => {};
+  const createContext = createContextFactory(options.pets, idempotentCreates);
   const yoga = createGraphQLServer({
     createContext,
     logger,
     maxListItems: options.maxGraphQLListItems ?? DEFAULT_MAX_GRAPHQL_LIST_ITEMS,
+    metrics,
   });
   const rest = createRestExecutor({
     schema,
@@ -69,6 +110,7 @@ export function createService(options: ServiceOptions): Service {
     basePath: restBasePath,
     maxBodyBytes: options.maxBodyBytes,
     logger,
+    metrics,
   });
   const pages = createPublicPages({
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -76,9 +118,27 @@ export function createService(options: ServiceOptions): Service {
     graphiqlApiKey: options.graphiqlApiKey,
     openApiDocument: createOpenApiDocumentHandler(loadOpenApiDocument(), restBasePath),
   });
+  const keyRing = createKeyRing(options.apiKeys);
+  const keySync: IssuedKeysSync | undefined = options.issuedKeys
+    ? syncIssuedKeys({ ring: keyRing, store: options.issuedKeys, logger, onDatabaseError: metrics.countDatabaseError })
+    : undefined;
+  const sendMetrics = (_req: IncomingMessage, res: ServerResponse) =>
+    void metrics.scrape.text().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': metrics.scrape.contentType, 'Cache-Control': 'no-store' });
+        res.end(text);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'collecting the metrics failed');
+        sendJson(res, 500, { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.', status: 500 });
+      },
+    );
   const edge = createEdge({
     logger,
-    verifyApiKey: createApiKeyVerifier(options.apiKeys),
+    verifyApiKey: keyRing.verify,
+    metrics,
+    metricsRoute: options.metricsOnMainPort ?? true,
+    sendMetrics,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     graphql: (req, res, identity) => yoga.handle(req, res, identity),
     rest,
@@ -94,10 +154,23 @@ export function createService(options: ServiceOptions): Service {
   });
   return {
     listener: edge.listener,
+    metricsListener: createMetricsListener(sendMetrics),
+    ready: keySync?.firstRead ?? Promise.resolve(),
     drain: edge.drain,
     close: async () => {
       edge.drain();
+      stopPurging();
+      await keySync?.stop();
       await yoga.dispose();
     },
+  };
+}
+
+/** The private metrics port: GET or HEAD /metrics, and 404 for anything else. */
+function createMetricsListener(sendMetrics: (req: IncomingMessage, res: ServerResponse) => void) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url?.split('?')[0];
+    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) return sendMetrics(req, res);
+    sendJson(res, 404, { code: 'ROUTE_NOT_FOUND', message: `No route ${req.method} ${path}`, status: 404 });
   };
 }

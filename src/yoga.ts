@@ -4,10 +4,12 @@ import type { Logger } from 'pino';
 import type { Context, RequestIdentity } from './context.ts';
 import { useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
+import { useOperationMetrics } from './graphql/operation-metrics.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
 import { schema } from './graphql/schema/index.ts';
 import { useVariableErrorCodes } from './graphql/variable-errors.ts';
 import { createYogaLogger } from './graphql/yoga-logger.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -16,13 +18,14 @@ export interface GraphQLServerOptions {
   logger: Logger;
   /** Most pets one operation may ask for (see useListSizeLimit). */
   maxListItems: number;
+  metrics: Metrics;
 }
 
 /**
  * Yoga for GraphQL execution only: the edge in front of it answers health, readiness, GraphiQL and
  * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
  */
-export function createGraphQLServer({ createContext, logger, maxListItems }: GraphQLServerOptions) {
+export function createGraphQLServer({ createContext, logger, maxListItems, metrics }: GraphQLServerOptions) {
   return createYoga<RequestIdentity, Context>({
     schema,
     context: createContext,
@@ -40,6 +43,7 @@ export function createGraphQLServer({ createContext, logger, maxListItems }: Gra
     logging: createYogaLogger(logger),
     // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
     plugins: [
+      useOperationMetrics(metrics),
       ...useQueryLimits(),
       useListSizeLimit({ maxItems: maxListItems }),
       useVariableErrorCodes(),

@@ -31,9 +31,19 @@ describe('configuration from the environment', () => {
     }
   });
 
-  it('refuses production without API keys', () => {
+  it('takes production without API_KEYS: keys may be issued with `npm run keys` instead', () => {
     const result = loadConfig({ NODE_ENV: 'production' });
-    expect(result).toEqual({ ok: false, problems: [expect.stringContaining('API_KEYS')] });
+    expect(result.ok && result.config.API_KEYS).toEqual([]);
+  });
+
+  it('refuses a METRICS_PORT equal to PORT, and takes the retention of Idempotency-Keys in hours', () => {
+    expect(loadConfig({ PORT: '4000', METRICS_PORT: '4000' })).toEqual({
+      ok: false,
+      problems: [expect.stringContaining('METRICS_PORT')],
+    });
+    const result = loadConfig({ METRICS_PORT: '9464', IDEMPOTENCY_RETENTION_HOURS: '48' });
+    expect(result.ok && [result.config.METRICS_PORT, result.config.IDEMPOTENCY_RETENTION_HOURS]).toEqual([9464, 48]);
+    expect(loadConfig({ IDEMPOTENCY_RETENTION_HOURS: '0' }).ok).toBe(false);
   });
 
   it('treats an empty variable as unset', () => {

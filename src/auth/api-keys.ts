@@ -1,16 +1,21 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ActiveKey } from './api-key-store.ts';
+import { sha256Hex } from './api-key-store.ts';
 
 export type Authentication = { ok: true; keyId: string } | { ok: false; keyWasSent: boolean };
 
 export type ApiKeyVerifier = (authorization: string | null) => Authentication;
 
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+/** A key the service accepts: its id, and when it stops working (null: never). */
+interface KnownKey {
+  keyId: string;
+  expiresAt: number | null;
+  /** Issued keys have a record whose last use is kept; API_KEYS keys have none. */
+  issued: boolean;
 }
 
-/** A short, stable, non-secret name for a key, safe to log and to count usage by. */
-function keyIdOf(key: string): string {
-  return `key_${sha256(key).toString('hex').slice(0, 12)}`;
+/** A short, stable, non-secret name for a key from API_KEYS, safe to log and to count usage by. */
+export function configuredKeyId(key: string): string {
+  return `key_${sha256Hex(key).slice(0, 12)}`;
 }
 
 // RFC 6750 §2.1: the scheme is case-insensitive, the token is token68.
@@ -19,31 +24,69 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** Headers that authenticated recently; bounded, as every entry is a valid key's header. */
 const MAX_REMEMBERED = 1_024;
 
+export interface KeyRing {
+  verify: ApiKeyVerifier;
+  /** Replaces the issued keys (from the apiKeys collection); the configured ones stay. */
+  setIssuedKeys(keys: readonly ActiveKey[]): void;
+  /** The last use of each issued key since the previous call, and forgets them. */
+  takeLastUses(): Map<string, Date>;
+}
+
 /**
- * Keys are compared as SHA-256 digests: equal lengths make timingSafeEqual usable, and every
- * configured key is compared so the time taken does not reveal which one nearly matched. A header
- * that matched is remembered as it was sent, so a client's next requests skip the hashing (a few
- * per cent of a request); only matches are remembered, so wrong keys cannot fill the memory, and
- * a lookup tells nothing to someone who does not already hold the exact key.
+ * The keys this instance accepts: those of API_KEYS plus the issued ones, found by the SHA-256 of the
+ * presented token. A lookup by digest reveals nothing usable through its timing: finding a digest
+ * says nothing about a key's characters, and a random 32-byte key cannot be guessed digest by digest.
+ * A header that matched is remembered as it was sent, so a client's next requests skip the hashing
+ * (a few per cent of a request); the memory is cleared whenever the issued keys change, so a revoked
+ * key stops with the refresh that brings its revocation.
  */
-export function createApiKeyVerifier(keys: readonly string[]): ApiKeyVerifier {
-  const known = keys.map((key) => ({ digest: sha256(key), keyId: keyIdOf(key) }));
-  const remembered = new Map<string, Authentication>();
-  return (authorization) => {
+export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
+  const configured = new Map<string, KnownKey>(
+    configuredKeys.map((key) => [sha256Hex(key), { keyId: configuredKeyId(key), expiresAt: null, issued: false }]),
+  );
+  let issued = new Map<string, KnownKey>();
+  let issuedFingerprint = '';
+  const remembered = new Map<string, KnownKey>();
+  let lastUses = new Map<string, number>();
+
+  function accept(known: KnownKey): Authentication {
+    if (known.expiresAt !== null && known.expiresAt <= now()) return { ok: false, keyWasSent: true };
+    if (known.issued) lastUses.set(known.keyId, now());
+    return { ok: true, keyId: known.keyId };
+  }
+
+  function verify(authorization: string | null): Authentication {
     if (!authorization) return { ok: false, keyWasSent: false };
     const seen = remembered.get(authorization);
-    if (seen) return seen;
+    if (seen) return accept(seen);
     const token = BEARER.exec(authorization)?.[1];
     if (!token) return { ok: false, keyWasSent: true };
-    const presented = sha256(token);
-    let match: string | undefined;
-    for (const { digest, keyId } of known) {
-      if (timingSafeEqual(digest, presented)) match = keyId;
-    }
-    if (!match) return { ok: false, keyWasSent: true };
+    const digest = sha256Hex(token);
+    const known = configured.get(digest) ?? issued.get(digest);
+    if (!known) return { ok: false, keyWasSent: true };
     if (remembered.size >= MAX_REMEMBERED) remembered.clear();
-    const authentication: Authentication = { ok: true, keyId: match };
-    remembered.set(authorization, authentication);
-    return authentication;
-  };
+    remembered.set(authorization, known);
+    return accept(known);
+  }
+
+  function setIssuedKeys(keys: readonly ActiveKey[]): void {
+    const fingerprint = keys
+      .map((key) => `${key.id}:${key.digest}:${key.expiresAt?.getTime() ?? ''}`)
+      .sort()
+      .join(',');
+    if (fingerprint === issuedFingerprint) return;
+    issuedFingerprint = fingerprint;
+    issued = new Map(
+      keys.map((key) => [key.digest, { keyId: key.id, expiresAt: key.expiresAt?.getTime() ?? null, issued: true }]),
+    );
+    remembered.clear();
+  }
+
+  function takeLastUses(): Map<string, Date> {
+    const taken = new Map([...lastUses].map(([keyId, at]) => [keyId, new Date(at)]));
+    lastUses = new Map();
+    return taken;
+  }
+
+  return { verify, setIssuedKeys, takeLastUses };
 }

@@ -6,7 +6,7 @@ const LOCK_FILE = '.lock';
 /** A takeover that takes longer than this was abandoned by a process that died in the middle. */
 const TAKEOVER_STALE_MS = 10_000;
 
-interface LockOwner {
+export interface LockOwner {
   pid: number;
   host: string;
   startedAt: string;
@@ -58,6 +58,13 @@ function createExclusive(file: string, content: string): boolean {
 function isStale(file: string, owner: LockOwner | undefined): boolean {
   if (!owner) return Date.now() - statSync(file).mtimeMs > TAKEOVER_STALE_MS;
   return owner.host === hostname() && !isAlive(owner.pid);
+}
+
+/** Who holds DATA_DIR now; undefined when nobody does (no lock, or one left by a process that is gone). */
+export function dataDirOwner(directory: string): LockOwner | undefined {
+  const file = join(directory, LOCK_FILE);
+  const owner = readOwner(file);
+  return owner && !isStale(file, owner) ? owner : undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { lockDataDir } from './data-dir-lock.ts';
+import { publishEmbeddedAddress } from './embedded-address.ts';
 import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
 
 export type EmbeddedKind = 'ferretdb' | 'mongod' | 'mongodb-memory-server';
@@ -27,7 +28,7 @@ const READY_TIMEOUT_MS = 30_000;
 /** Which server wrote DATA_DIR: starting another over it would look like every pet vanished. */
 const BACKEND_MARKER = '.backend';
 
-class NoEmbeddedDatabaseError extends Error {
+export class NoEmbeddedDatabaseError extends Error {
   constructor(reasons: string[]) {
     super(
       [
@@ -150,18 +151,41 @@ function readMarker(directory: string): string | undefined {
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
 
-/** FerretDB when Go is here, else `mongod` on PATH, else mongodb-memory-server, else a clear error. */
+/**
+ * FerretDB when Go is here, else `mongod` on PATH, else mongodb-memory-server, else a clear error.
+ * Once ready, its URI is published in DATA_DIR (embedded-address.ts) for tools run beside the service.
+ */
 export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const directory = resolve(dataDir);
   mkdirSync(directory, { recursive: true });
   // One owner per data directory: a second server over the same files would corrupt them.
   const unlock = lockDataDir(directory);
+  let unpublish = () => {};
+  // However this process ends (even interrupted while starting), the directory is free for the next owner.
+  const release = () => {
+    process.off('exit', release);
+    unpublish();
+    unlock();
+  };
+  process.once('exit', release);
   try {
     const database = await startFirstAvailable(directory, log);
-    process.once('exit', unlock);
-    return { ...database, stop: () => database.stop().finally(unlock) };
+    try {
+      unpublish = publishEmbeddedAddress(directory, { pid: process.pid, kind: database.kind, uri: database.uri });
+    } catch (error) {
+      await database.stop();
+      throw error;
+    }
+    return {
+      ...database,
+      // Unpublished first: nobody is sent to a database that is going away.
+      stop: () => {
+        unpublish();
+        return database.stop().finally(release);
+      },
+    };
   } catch (error) {
-    unlock();
+    release();
     throw error;
   }
 }

@@ -3,15 +3,17 @@ import type { Logger } from 'pino';
 import type { ApiKeyVerifier } from '../auth/api-keys.ts';
 import type { RequestIdentity } from '../context.ts';
 import { BodyTooLargeError, ClientClosedError, readBody } from '../http/read-body.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { type RestExecutor, sendRestError } from '../rest/executor.ts';
 import { RestError } from '../rest/http-errors.ts';
 import { methodNotAllowed } from '../rest/router.ts';
 import { createAccessLog, type RequestRecord } from './access-log.ts';
 import { parsedGraphQLBody } from './graphql-body.ts';
 import { sendHealth, sendReadiness } from './health.ts';
+import { idempotencyKeyOf } from './idempotency-key.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { requestIdOf } from './request-id.ts';
-import { type Face, sendGraphQLError, sendRateLimited, sendUnauthenticated } from './responses.ts';
+import { type Face, sendFaceError, sendGraphQLError, sendRateLimited, sendUnauthenticated } from './responses.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -36,9 +38,15 @@ export interface EdgeOptions {
   checkDatabase: () => Promise<void>;
   maxGraphQLBodyBytes: number;
   rateLimits: RateLimits;
+  metrics: Metrics;
+  /** Serve GET /metrics here, behind the key auth; false when METRICS_PORT serves it instead. */
+  metricsRoute: boolean;
+  /** The Prometheus text of `metrics`, as /metrics answers it. */
+  sendMetrics: Handler;
 }
 
 const ASSETS_PREFIX = '/assets/';
+const METRICS_PATH = '/metrics';
 
 function isBrowserPage(req: IncomingMessage): boolean {
   return (req.method === 'GET' || req.method === 'HEAD') && (req.headers.accept?.includes('text/html') ?? false);
@@ -53,12 +61,12 @@ function onlyGet(handler: Handler): Handler {
 
 /**
  * The service's one request listener. Once per request, for every route: request id, access log,
- * rate limits (per client address for failed authentication, checked before the key; per key
+ * request metrics, rate limits (per client address for failed authentication, checked before the key; per key
  * after it), authentication (before anything that could answer 404, 405, 413 or 415), the GraphQL
  * body limit; then REST routes go to the REST executor and /graphql to Yoga.
  */
 export function createEdge(options: EdgeOptions) {
-  const { logger, verifyApiKey, graphqlEndpoint, restBasePath, pages, rateLimits } = options;
+  const { logger, verifyApiKey, graphqlEndpoint, restBasePath, pages, rateLimits, metrics } = options;
   const accessLog = createAccessLog(logger);
   const restPrefix = `${restBasePath}/`;
   const publicRoutes = new Map<string, Handler>([
@@ -83,16 +91,45 @@ export function createEdge(options: EdgeOptions) {
       isRest ? options.rest.headersBeforeAuth(req.method ?? '', path.slice(restBasePath.length)) : {};
     const address = req.socket.remoteAddress ?? '';
     const blocked = rateLimits.blockedAddress(address);
-    if (blocked) return sendRateLimited(res, face, blocked, routeHeaders());
+    if (blocked) {
+      metrics.countRateLimited('auth_failures');
+      return sendRateLimited(res, face, blocked, routeHeaders());
+    }
     const auth = verifyApiKey(req.headers.authorization ?? null);
     if (!auth.ok) return refuseAuthentication(res, face, auth.keyWasSent, address, routeHeaders());
     record.keyId = auth.keyId;
-    const identity: RequestIdentity = { keyId: auth.keyId, clientGone: () => res.destroyed && !res.writableFinished };
     const counted = rateLimits.request(auth.keyId, res);
-    if (!counted) return forward(req, res, path, query, face, identity);
-    return counted.then((refusal) =>
-      refusal ? sendRateLimited(res, face, refusal, routeHeaders()) : forward(req, res, path, query, face, identity),
-    );
+    if (!counted) return authenticated(req, res, path, query, face, auth.keyId);
+    return counted.then((refusal) => {
+      if (!refusal) return authenticated(req, res, path, query, face, auth.keyId);
+      metrics.countRateLimited('per_key');
+      return sendRateLimited(res, face, refusal, routeHeaders());
+    });
+  }
+
+  /** After authentication and the key's rate limit: the Idempotency-Key check, then the route. */
+  function authenticated(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: string,
+    face: Face,
+    keyId: string,
+  ) {
+    if (path === METRICS_PATH && options.metricsRoute) return onlyGet(options.sendMetrics)(req, res);
+    const idempotency = idempotencyKeyOf(req);
+    if ('problem' in idempotency) {
+      const message = `Invalid value for "Idempotency-Key": ${idempotency.problem}`;
+      return sendFaceError(res, face, 400, 'BAD_USER_INPUT', message);
+    }
+    const identity: RequestIdentity = {
+      face,
+      keyId,
+      clientGone: () => res.destroyed && !res.writableFinished,
+      idempotencyKey: idempotency.key,
+      setResponseHeader: (name, value) => void res.setHeader(name, value),
+    };
+    return forward(req, res, path, query, face, identity);
   }
 
   /** 401, counted against the address; 429 instead once the address is over its limit. */
@@ -103,13 +140,14 @@ export function createEdge(options: EdgeOptions) {
     address: string,
     routeHeaders: Record<string, string>,
   ) {
+    metrics.countAuthFailure(keyWasSent ? 'invalid' : 'missing');
     const counted = rateLimits.failedAuthentication(address);
     if (!counted) return sendUnauthenticated(res, face, keyWasSent, routeHeaders);
-    return counted.then(({ headers, refusal }) =>
-      refusal
-        ? sendRateLimited(res, face, refusal, routeHeaders)
-        : sendUnauthenticated(res, face, keyWasSent, { ...routeHeaders, ...headers }),
-    );
+    return counted.then(({ headers, refusal }) => {
+      if (!refusal) return sendUnauthenticated(res, face, keyWasSent, { ...routeHeaders, ...headers });
+      metrics.countRateLimited('auth_failures');
+      return sendRateLimited(res, face, refusal, routeHeaders);
+    });
   }
 
   function forward(
@@ -179,19 +217,33 @@ export function createEdge(options: EdgeOptions) {
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
   }
 
+  /** The route template a path is counted under in metrics: never the raw path, which clients choose. */
+  function routeLabel(path: string): string {
+    if (path === graphqlEndpoint || path === '/health' || path === '/ready' || path === METRICS_PATH) return path;
+    if (publicRoutes.has(path)) return path;
+    if (path.startsWith(ASSETS_PREFIX)) return `${ASSETS_PREFIX}*`;
+    const template = path.startsWith(restPrefix)
+      ? options.rest.routeTemplate(path.slice(restBasePath.length))
+      : undefined;
+    return template === undefined ? 'unmatched' : `${restBasePath}${template}`;
+  }
+
   function listener(req: IncomingMessage, res: ServerResponse): void {
     const record: RequestRecord = { requestId: requestIdOf(req), startedAt: performance.now() };
     res.setHeader('X-Request-Id', record.requestId);
     if (draining) res.setHeader('Connection', 'close');
     inFlight.add(res);
-    res.once('close', () => {
-      inFlight.delete(res);
-      accessLog(req, res, record);
-    });
     const url = req.url ?? '/';
     const queryAt = url.indexOf('?');
     const path = queryAt === -1 ? url : url.slice(0, queryAt);
     const query = queryAt === -1 ? '' : url.slice(queryAt + 1);
+    res.once('close', () => {
+      inFlight.delete(res);
+      accessLog(req, res, record);
+      // 499 (nginx's "client closed request"): the client left before its response was complete.
+      const status = res.writableFinished ? res.statusCode : 499;
+      metrics.observeRequest(routeLabel(path), req.method ?? '', status, (performance.now() - record.startedAt) / 1000);
+    });
     try {
       const pending = route(req, res, path, query, record);
       if (pending instanceof Promise) pending.catch((error: unknown) => fail(res, error));

@@ -19,13 +19,13 @@ export function sendGraphQLError(
 }
 
 /** An error the edge answers itself, in the body shape of the face that was called. */
-function sendFaceError(
+export function sendFaceError(
   res: ServerResponse,
   face: Face,
   status: number,
   code: string,
   message: string,
-  headers: OutgoingHttpHeaders,
+  headers: OutgoingHttpHeaders = {},
 ): void {
   if (face === 'graphql') sendGraphQLError(res, status, code, message, headers);
   else sendJson(res, status, { code, message, status }, headers);

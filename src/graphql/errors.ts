@@ -1,11 +1,20 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
-import { ClientGoneError, CorruptPetError, DatabaseUnavailableError, type DomainError } from '../errors.ts';
+import {
+  ClientGoneError,
+  CorruptPetError,
+  DatabaseUnavailableError,
+  type DomainError,
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
+} from '../errors.ts';
 
 /** The `extensions.code` values this API puts on GraphQL errors. */
 export const ErrorCode = {
   BAD_USER_INPUT: 'BAD_USER_INPUT',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+  IDEMPOTENCY_KEY_IN_USE: 'IDEMPOTENCY_KEY_IN_USE',
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -49,6 +58,20 @@ export function fromDomainError(error: DomainError): GraphQLError {
         code: ErrorCode.SERVICE_UNAVAILABLE,
         http: { status: 503, headers: { 'Retry-After': String(retryAfter) } },
       },
+    });
+  }
+  // Both faces answer these with their status: a retrying client must tell "wait" from "new key".
+  if (error instanceof IdempotencyKeyInUseError) {
+    return createGraphQLError(error.message, {
+      extensions: {
+        code: ErrorCode.IDEMPOTENCY_KEY_IN_USE,
+        http: { status: 409, headers: { 'Retry-After': String(error.retryAfterSeconds) } },
+      },
+    });
+  }
+  if (error instanceof IdempotencyKeyReusedError) {
+    return createGraphQLError(error.message, {
+      extensions: { code: ErrorCode.IDEMPOTENCY_KEY_REUSED, http: { status: 422 } },
     });
   }
   if (error instanceof CorruptPetError) {

@@ -1,18 +1,31 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Collection, Db } from 'mongodb';
-import { ClientGoneError, CorruptPetError, IdAllocationError } from '../errors.ts';
-import { createSerialQueue, withDeadline } from './deadline.ts';
-import { isDuplicateKey, translated } from './driver-errors.ts';
+import { createSerialQueue, withDeadline, withSignal } from '../db/deadline.ts';
+import { isDuplicateKey, translated } from '../db/driver-errors.ts';
+import {
+  ClientGoneError,
+  CorruptPetError,
+  DatabaseUnavailableError,
+  IdAllocationError,
+  PetIdTakenError,
+} from '../errors.ts';
 import { MAX_INT64_EXACT, type NewPet, type Pet, type PetPage, type PetPageQuery } from './pet.ts';
 import { describeId, type PetDocument, readPet, type StoredDocument, toPet } from './pet-document.ts';
 
 export interface CreateOptions {
   /** True once whoever asked has gone: the pet is then not stored, and no id is spent on it. */
   clientGone?: () => boolean;
+  /**
+   * Store the pet under this id, taken earlier from allocateId (an idempotent create records it
+   * first); if a pet already has it, PetIdTakenError. Without it the repository allocates one.
+   */
+  id?: number;
 }
 
 export interface PetRepository {
   create(newPet: NewPet, options?: CreateOptions): Promise<Pet>;
+  /** A fresh id no pet has been given, for a create that must know its id before it runs. */
+  allocateId(options?: { clientGone?: () => boolean }): Promise<number>;
   findById(id: number): Promise<Pet | null>;
   listPage(query: PetPageQuery): Promise<PetPage>;
 }
@@ -55,11 +68,8 @@ export interface PetRepositoryOptions {
   deadlineMs?: number;
   /** Told once per document that does not fit the pet shape; such documents are left out of pages. */
   onCorruptDocument?: (id: string, problem: string) => void;
-}
-
-/** The driver honours `signal` on every operation; its types list it on reads only. */
-function bounded<T extends object>(options: T, signal: AbortSignal): T {
-  return { ...options, signal };
+  /** Told of every call that failed because the database was unreachable or slow (a metric). */
+  onDatabaseUnavailable?: (operation: string) => void;
 }
 
 export function createMongoPetRepository(db: Db, options: PetRepositoryOptions): MongoPetRepository {
@@ -94,7 +104,7 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
         const counter = await counters.findOneAndUpdate(
           { _id: PET_ID_COUNTER },
           { $inc: { seq: 1 } },
-          bounded({ upsert: true, returnDocument: 'after' as const }, signal),
+          withSignal({ upsert: true, returnDocument: 'after' as const }, signal),
         );
         if (!counter) throw new Error('counter upsert returned no document');
         return counter.seq;
@@ -128,24 +138,37 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
       await counters.updateOne(
         { _id: PET_ID_COUNTER },
         { $max: { seq: Math.ceil(highest._id) } },
-        bounded({ upsert: true }, signal),
+        withSignal({ upsert: true }, signal),
       );
+    }
+  }
+
+  function documentOf(id: number, newPet: NewPet): PetDocument {
+    const doc: PetDocument = { _id: id, name: newPet.name, categoryId: newPet.categoryId };
+    if (newPet.status !== undefined) doc.status = newPet.status;
+    return doc;
+  }
+
+  /** Stores the pet under an id allocated earlier; only the unique _id stands between it and a copy. */
+  async function createWithId(id: number, newPet: NewPet, clientGone: () => boolean, signal: AbortSignal) {
+    if (clientGone()) throw new ClientGoneError();
+    const doc = documentOf(id, newPet);
+    try {
+      await pets.insertOne(doc, withSignal({}, signal));
+      return toPet(doc);
+    } catch (error) {
+      throw isDuplicateKey(error) ? new PetIdTakenError(id) : error;
     }
   }
 
   async function create(newPet: NewPet, clientGone: () => boolean, signal: AbortSignal): Promise<Pet> {
     for (let attempt = 1; attempt <= MAX_ID_ATTEMPTS; attempt++) {
-      const doc: PetDocument = {
-        _id: await nextId(signal, clientGone),
-        name: newPet.name,
-        categoryId: newPet.categoryId,
-      };
-      if (newPet.status !== undefined) doc.status = newPet.status;
+      const doc = documentOf(await nextId(signal, clientGone), newPet);
       // The id may have taken long to come (a stalled database): store nothing for a client that left.
       if (clientGone()) throw new ClientGoneError();
       try {
         // The unique _id is the final guard: the counter alone cannot promise uniqueness here.
-        await pets.insertOne(doc, bounded({}, signal));
+        await pets.insertOne(doc, withSignal({}, signal));
         return toPet(doc);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
@@ -194,12 +217,21 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
     return { pets: found.slice(0, limit), hasNextPage: found.length > limit };
   }
 
+  /** One call: bounded by the deadline, driver errors translated, outages counted. */
+  const call = <T>(operation: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    withDeadline(deadlineMs, (signal) => translated(work(signal))).catch((error: unknown) => {
+      if (error instanceof DatabaseUnavailableError) options.onDatabaseUnavailable?.(operation);
+      throw error;
+    });
   const never = () => false;
   return {
-    create: (newPet, createOptions) =>
-      withDeadline(deadlineMs, (signal) => translated(create(newPet, createOptions?.clientGone ?? never, signal))),
-    findById: (id) => withDeadline(deadlineMs, (signal) => translated(findById(id, signal))),
-    listPage: (query) => withDeadline(deadlineMs, (signal) => translated(listPage(query, signal))),
+    create: (newPet, { clientGone = never, id } = {}) =>
+      call('pets.create', (signal) =>
+        id === undefined ? create(newPet, clientGone, signal) : createWithId(id, newPet, clientGone, signal),
+      ),
+    allocateId: ({ clientGone = never } = {}) => call('pets.allocateId', (signal) => nextId(signal, clientGone)),
+    findById: (id) => call('pets.findById', (signal) => findById(id, signal)),
+    listPage: (query) => call('pets.listPage', (signal) => listPage(query, signal)),
     corruptDocumentsSeen: () => corruptSeen,
   };
 }

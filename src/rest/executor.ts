@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Context, RequestIdentity } from '../context.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { sendJson } from '../http/send-json.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { createDeprecationTracker, deprecationHeaders } from './deprecation.ts';
 import { RestError, restErrorFromGraphQL } from './http-errors.ts';
 import { readJsonBody } from './request-body.ts';
@@ -30,6 +31,7 @@ export interface RestExecutorOptions {
   basePath: string;
   maxBodyBytes: number;
   logger: Logger;
+  metrics: Metrics;
 }
 
 interface ExecutionResult {
@@ -42,7 +44,7 @@ interface ExecutionResult {
  * Yoga's envelop (same context factory, execution plugins and error masking as /graphql) and written
  * straight to node:http, with no fetch Request/Response in between. Business rules live in the schema.
  */
-export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, logger }: RestExecutorOptions) {
+export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, logger, metrics }: RestExecutorOptions) {
   const router = createRouter(routes);
   const status = createStatusCodec(schema.getType('PetStatus') as GraphQLEnumType);
   const trackDeprecatedUse = createDeprecationTracker(logger);
@@ -72,7 +74,10 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
     try {
       const matched = router.match(req.method ?? 'GET', path, `${basePath}${path}`);
       route = matched.route;
-      if (route.deprecated) trackDeprecatedUse(route.operationId, identity.keyId);
+      if (route.deprecated) {
+        trackDeprecatedUse(route.operationId, identity.keyId);
+        metrics.countDeprecatedUse(route.operationId, identity.keyId);
+      }
       const restRequest: RestRequest = {
         pathParams: matched.pathParams,
         query: new URLSearchParams(query),
@@ -106,7 +111,12 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
     return router.find(method, path)?.deprecated ? deprecated : {};
   }
 
-  return { handle, headersBeforeAuth };
+  /** The template (`/pets/{petId}`) of the routes on a path relative to the base path, whatever the method. */
+  function routeTemplate(path: string): string | undefined {
+    return router.templateOf(path);
+  }
+
+  return { handle, headersBeforeAuth, routeTemplate };
 }
 
 export type RestExecutor = ReturnType<typeof createRestExecutor>;

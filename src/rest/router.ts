@@ -38,6 +38,10 @@ export function createRouter(routes: readonly Route[]) {
       const wanted = method === 'HEAD' ? 'GET' : method;
       return compiled.find(({ route, pattern }) => route.method === wanted && pattern.test(path))?.route;
     },
+    /** The template of the routes on this path, whatever their method; undefined when none is. */
+    templateOf(path: string): string | undefined {
+      return compiled.find(({ pattern }) => pattern.test(path))?.route.path;
+    },
     match(method: string, path: string, fullPath: string): { route: Route; pathParams: Record<string, string> } {
       // RFC 9110 §9.1: HEAD goes wherever GET does; Node sends the headers and drops the body.
       const wanted = method === 'HEAD' ? 'GET' : method;

@@ -4,9 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { createApiKeyStore, ensureApiKeyIndexes } from '../../src/auth/api-key-store.ts';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
 import type { RateLimitSettings } from '../../src/edge/rate-limits.ts';
 import { createHttpServer } from '../../src/http/server.ts';
+import { createIdempotencyStore, ensureIdempotencyIndexes } from '../../src/idempotency/idempotency-store.ts';
+import { createMetrics } from '../../src/metrics/metrics.ts';
 import { createMongoPetRepository, ensurePetIndexes } from '../../src/pets/pet-repository.ts';
 import { createService, type Service } from '../../src/service.ts';
 
@@ -39,6 +42,8 @@ export interface TestServerOptions {
   mongoUri?: string;
   /** Keep the database when closing (restart tests). */
   keepDatabase?: boolean;
+  /** False: /metrics is only on the service's metricsListener, as with METRICS_PORT. */
+  metricsOnMainPort?: boolean;
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
@@ -64,9 +69,19 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const dbName = options.dbName ?? uniqueDbName();
   const restBasePath = options.restBasePath ?? '/v1';
   const database = await connectDatabase(options.mongoUri ?? inject('mongoUri'), dbName);
-  await ensurePetIndexes(database.db);
+  const { db } = database;
+  await Promise.all([ensurePetIndexes(db), ensureApiKeyIndexes(db), ensureIdempotencyIndexes(db)]);
+  const metrics = createMetrics();
   const service = createService({
-    pets: createMongoPetRepository(database.db, { serializeIdAllocation: database.isFerretDb }),
+    pets: createMongoPetRepository(db, {
+      serializeIdAllocation: database.isFerretDb,
+      onDatabaseUnavailable: metrics.countDatabaseError,
+    }),
+    issuedKeys: createApiKeyStore(db),
+    idempotencyRecords: createIdempotencyStore(db, { onDatabaseUnavailable: metrics.countDatabaseError }),
+    metrics,
+    metricsOnMainPort: options.metricsOnMainPort ?? true,
+    databaseClient: database.client,
     checkDatabase: database.ping,
     apiKeys: [API_KEY, OTHER_API_KEY],
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
@@ -76,6 +91,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.maxGraphQLListItems ? { maxGraphQLListItems: options.maxGraphQLListItems } : {}),
     rateLimits: options.rateLimits ?? TEST_RATE_LIMITS,
   });
+  await service.ready;
   const { http, baseUrl } = await listenOnLoopback(service.listener);
   return {
     service,

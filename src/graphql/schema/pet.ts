@@ -6,6 +6,9 @@ import { builder } from '../builder.ts';
 import { badUserInput } from '../errors.ts';
 import { Int64 } from './int64.ts';
 
+/** Stripe's name for it: the answer is the stored result of an earlier request with the same key. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
 const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of a pet. The REST contract spells the values in lower case.',
   values: {
@@ -126,13 +129,26 @@ builder.queryFields((t) => ({
 builder.mutationField('createPet', (t) =>
   t.field({
     type: PetRef,
-    description: 'Adds a pet and returns it with its new id.',
+    description:
+      'Adds a pet and returns it with its new id. With an `Idempotency-Key` header, a retry with the same key and input returns the same pet (header `Idempotent-Replayed: true`) instead of adding another.',
     args: { input: t.arg({ type: NewPetInput, required: true }) },
-    resolve: (_root, { input }, ctx) => {
+    resolve: async (_root, { input }, ctx) => {
       const newPet: NewPet = { name: input.name, categoryId: input.categoryId };
       if (input.status) newPet.status = input.status;
+      const { idempotencyKey, idempotentCreates } = ctx;
       // A create whose client has gone is dropped before it takes an id or stores anything.
-      return ctx.pets.create(newPet, { clientGone: ctx.clientGone });
+      if (idempotencyKey === undefined || !idempotentCreates)
+        return ctx.pets.create(newPet, { clientGone: ctx.clientGone });
+      // One key names one create: a second one in the same request would replay the first.
+      if (ctx.idempotencyKeySpent) throw badUserInput('Idempotency-Key', 'covers one createPet per request');
+      ctx.idempotencyKeySpent = true;
+      const { pet, replayed } = await idempotentCreates.create(newPet, {
+        apiKeyId: ctx.keyId,
+        idempotencyKey,
+        clientGone: ctx.clientGone,
+      });
+      if (replayed) ctx.setResponseHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      return pet;
     },
   }),
 );

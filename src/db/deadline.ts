@@ -19,6 +19,11 @@ export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) =>
   }
 }
 
+/** The driver honours `signal` on every operation; its types list it on reads only. */
+export function withSignal<T extends object>(options: T, signal: AbortSignal): T {
+  return { ...options, signal };
+}
+
 export type SerialQueue = <T>(signal: AbortSignal, task: () => Promise<T>) => Promise<T>;
 
 /**

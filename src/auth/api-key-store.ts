@@ -1,0 +1,147 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { withSignal } from '../db/deadline.ts';
+
+/** Issued keys start with this, so a leaked one is recognisable (secret scanners, logs, chat). */
+export const ISSUED_KEY_PREFIX = 'psk_';
+/** 32 random bytes: a key this strong needs no slow hash, so SHA-256 digests are stored. */
+const KEY_BYTES = 32;
+export const KEY_NAME_MAX_LENGTH = 100;
+/** Ten years: a longer expiry is a key that never expires, which is what omitting it says. */
+export const MAX_EXPIRY_DAYS = 3_650;
+/** Every call to the collection gives up after this, like the pet repository's calls. */
+const DEADLINE_MS = 4_500;
+const DAY_MS = 86_400_000;
+
+/** One issued key as operators see it: never the key itself, which exists only in the create answer. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** What the service needs to recognise a key: its digest, its id and its expiry. */
+export interface ActiveKey {
+  id: string;
+  digest: string;
+  expiresAt: Date | null;
+}
+
+interface ApiKeyDocument {
+  _id: string;
+  name: string;
+  /** SHA-256 of the key, hex. */
+  digest: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+export type RevokeOutcome =
+  | { outcome: 'revoked'; key: ApiKeyRecord }
+  | { outcome: 'already-revoked'; key: ApiKeyRecord }
+  | { outcome: 'not-found' };
+
+export const API_KEYS_COLLECTION = 'apiKeys';
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+function toRecord({ _id, name, createdAt, expiresAt, revokedAt, lastUsedAt }: ApiKeyDocument): ApiKeyRecord {
+  return {
+    id: _id,
+    name,
+    createdAt,
+    expiresAt: expiresAt ?? null,
+    revokedAt: revokedAt ?? null,
+    lastUsedAt: lastUsedAt ?? null,
+  };
+}
+
+/** Driver errors stay as they are here: the service and the `keys` command each report them their way. */
+const bounded = <T extends object = object>(options: T = {} as T) =>
+  withSignal(options, AbortSignal.timeout(DEADLINE_MS));
+
+/** A key's name: what an operator recognises it by in `keys list` and in metrics of its id. */
+export function keyNameProblem(name: string): string | undefined {
+  if (name.trim().length === 0) return 'a key needs a name';
+  if (name.length > KEY_NAME_MAX_LENGTH) return `a key name has at most ${KEY_NAME_MAX_LENGTH} characters`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'a key name cannot hold control characters';
+  return undefined;
+}
+
+export async function ensureApiKeyIndexes(db: Db): Promise<void> {
+  await db
+    .collection<ApiKeyDocument>(API_KEYS_COLLECTION)
+    .createIndex({ digest: 1 }, { name: 'digest_unique', unique: true });
+}
+
+/**
+ * The `apiKeys` collection: issued keys as SHA-256 digests with their lifecycle dates. Shared by the
+ * service (which reads the active ones) and the `keys` command (which issues, lists and revokes).
+ */
+export function createApiKeyStore(db: Db) {
+  const keys: Collection<ApiKeyDocument> = db.collection<ApiKeyDocument>(API_KEYS_COLLECTION);
+
+  /** Stores a new key's digest and returns the key: the only time it exists outside its holder. */
+  async function issue(input: { name: string; expiresInDays?: number; now?: Date }) {
+    const problem = keyNameProblem(input.name);
+    if (problem) throw new RangeError(problem);
+    const days = input.expiresInDays;
+    if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= MAX_EXPIRY_DAYS)) {
+      throw new RangeError(`expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
+    }
+    const createdAt = input.now ?? new Date();
+    const key = `${ISSUED_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`;
+    const doc: ApiKeyDocument = {
+      _id: `key_${randomBytes(8).toString('hex')}`,
+      name: input.name,
+      digest: sha256Hex(key),
+      createdAt,
+      expiresAt: days === undefined ? null : new Date(createdAt.getTime() + days * DAY_MS),
+      revokedAt: null,
+      lastUsedAt: null,
+    };
+    await keys.insertOne(doc, bounded());
+    return { key, record: toRecord(doc) };
+  }
+
+  /** Every issued key, oldest first, revoked and expired ones included. */
+  async function list(): Promise<ApiKeyRecord[]> {
+    const docs = await keys.find({}, bounded()).toArray();
+    return docs.map(toRecord).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
+  }
+
+  async function revoke(id: string, now: Date = new Date()): Promise<RevokeOutcome> {
+    const found = await keys.findOne({ _id: id }, bounded());
+    if (!found) return { outcome: 'not-found' };
+    if (found.revokedAt) return { outcome: 'already-revoked', key: toRecord(found) };
+    await keys.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: now } }, bounded());
+    return { outcome: 'revoked', key: toRecord({ ...found, revokedAt: now }) };
+  }
+
+  /** Keys not revoked, expired ones included: expiry is checked on every request, to the millisecond. */
+  async function active(): Promise<ActiveKey[]> {
+    const docs = await keys
+      .find({ revokedAt: null }, bounded({ projection: { _id: 1, digest: 1, expiresAt: 1 } }))
+      .toArray();
+    return docs.map(({ _id, digest, expiresAt }) => ({ id: _id, digest, expiresAt: expiresAt ?? null }));
+  }
+
+  /** Moves each key's last use forward (never back: another instance may have written a later one). */
+  async function recordUse(lastUses: ReadonlyMap<string, Date>): Promise<void> {
+    await Promise.all(
+      [...lastUses].map(([id, at]) => keys.updateOne({ _id: id }, { $max: { lastUsedAt: at } }, bounded())),
+    );
+  }
+
+  return { issue, list, revoke, active, recordUse };
+}
+
+export type ApiKeyStore = ReturnType<typeof createApiKeyStore>;

@@ -1,0 +1,102 @@
+import type { ApiKeyRecord, RevokeOutcome } from '../auth/api-key-store.ts';
+
+export type KeyStatus = 'active' | 'expired' | 'revoked';
+
+export interface IssuedKey {
+  key: string;
+  record: ApiKeyRecord;
+}
+
+type Revoked = Exclude<RevokeOutcome, { outcome: 'not-found' }>;
+
+/** Revoked wins over expired: it is the operator's decision, expiry only the calendar's. */
+export function keyStatus(record: ApiKeyRecord, now: Date): KeyStatus {
+  if (record.revokedAt) return 'revoked';
+  if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return 'active';
+}
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+/** Minutes are enough to tell keys apart by eye; --json has the milliseconds. */
+const shortDate = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+export function createdJson({ key, record }: IssuedKey): string {
+  return json({
+    id: record.id,
+    name: record.name,
+    key,
+    createdAt: iso(record.createdAt),
+    expiresAt: iso(record.expiresAt),
+  });
+}
+
+export function createdText({ key, record }: IssuedKey): string {
+  const expiry = record.expiresAt ? `valid until ${shortDate(record.expiresAt)}` : 'with no expiry';
+  return [
+    `Created key ${record.id} (${record.name}), ${expiry}.`,
+    '',
+    `  ${key}`,
+    '',
+    'This is the only time the key is shown: store it now (a secret manager, not a chat).',
+    'Only its SHA-256 digest is kept, so it cannot be shown again; a lost key is revoked and replaced.',
+    `Revoke it with: npm run keys -- revoke ${record.id}`,
+    '',
+  ].join('\n');
+}
+
+export function listJson(records: ApiKeyRecord[], now: Date): string {
+  return json(
+    records.map((record) => ({
+      id: record.id,
+      name: record.name,
+      createdAt: iso(record.createdAt),
+      expiresAt: iso(record.expiresAt),
+      revokedAt: iso(record.revokedAt),
+      lastUsedAt: iso(record.lastUsedAt),
+      status: keyStatus(record, now),
+    })),
+  );
+}
+
+export function listText(records: ApiKeyRecord[], now: Date): string {
+  if (records.length === 0) return 'No issued keys.\n';
+  const rows = [
+    ['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED'],
+    ...records.map((record) => [
+      record.id,
+      record.name,
+      keyStatus(record, now),
+      shortDate(record.createdAt),
+      record.expiresAt ? shortDate(record.expiresAt) : '-',
+      record.lastUsedAt ? shortDate(record.lastUsedAt) : 'never',
+    ]),
+  ];
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
+  return rows
+    .map(
+      (row) =>
+        `${row
+          .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+    )
+    .join('');
+}
+
+export function revokedJson({ outcome, key }: Revoked): string {
+  return json({
+    id: key.id,
+    name: key.name,
+    revokedAt: iso(key.revokedAt),
+    alreadyRevoked: outcome === 'already-revoked',
+  });
+}
+
+export function revokedText({ outcome, key }: Revoked): string {
+  if (outcome === 'already-revoked') {
+    const when = key.revokedAt ? ` on ${shortDate(key.revokedAt)}` : '';
+    return `${key.id} (${key.name}) was already revoked${when}; nothing changed.\n`;
+  }
+  return `Revoked ${key.id} (${key.name}). Running services stop accepting it within 5 s.\n`;
+}

@@ -1,0 +1,37 @@
+import { type DocumentNode, getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Context } from '../context.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+
+function operationOf(document: DocumentNode, operationName?: string | null) {
+  const operation = getOperationAST(document, operationName);
+  return { name: operation?.name?.value, type: operation?.operation ?? 'unknown' };
+}
+
+/**
+ * Counts GraphQL operations by name, type and outcome: each executed one once it is done (any error
+ * in its result is an error), and each refused by validation. REST requests run through the same
+ * envelop but are counted as HTTP routes already, so only the GraphQL face is counted here. First
+ * among the plugins, so it also sees results that a later plugin sets before execution.
+ */
+export function useOperationMetrics(metrics: Metrics): Plugin<Context> {
+  return {
+    onValidate:
+      ({ params, context }) =>
+      ({ result }) => {
+        if (result.length === 0 || context.face !== 'graphql') return;
+        const { name, type } = operationOf(params.documentAST);
+        metrics.countGraphQLOperation(name, type, 'error');
+      },
+    onExecute: ({ args }) => {
+      if ((args.contextValue as Context).face !== 'graphql') return;
+      const { name, type } = operationOf(args.document, args.operationName);
+      return {
+        onExecuteDone: ({ result }) => {
+          const failed = 'errors' in result && (result.errors?.length ?? 0) > 0;
+          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success');
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import type { Collection, Db } from 'mongodb';
+import { withDeadline, withSignal } from '../db/deadline.ts';
+import { isDuplicateKey, translated } from '../db/driver-errors.ts';
+import { DatabaseUnavailableError } from '../errors.ts';
+import { DEFAULT_DEADLINE_MS } from '../pets/pet-repository.ts';
+
+/** One Idempotency-Key of one API key: which request it was first used for, and the pet it creates. */
+export interface IdempotencyRecord {
+  /** `<API key id> <Idempotency-Key>`: keys are scoped per API key. */
+  _id: string;
+  /** SHA-256 of the request's meaning (the new pet), to tell a retry from a different request. */
+  fingerprint: string;
+  /** Allocated before the pet is stored, so a retry finds the pet even if the first answer was lost. */
+  petId: number;
+  createdAt: Date;
+}
+
+export const IDEMPOTENCY_COLLECTION = 'idempotencyKeys';
+
+/** The purge deletes by age; on MongoDB this index keeps it from scanning every record. */
+export async function ensureIdempotencyIndexes(db: Db): Promise<void> {
+  await db.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION).createIndex({ createdAt: 1 }, { name: 'created' });
+}
+
+/**
+ * The `idempotencyKeys` collection. Every instance sees the same records; claiming a key is an
+ * insert on the unique `_id`, which is atomic on MongoDB and on FerretDB alike (FerretDB's
+ * findAndModify is not). Records are purged by age here, not by a TTL index: FerretDB has none.
+ */
+export function createIdempotencyStore(
+  db: Db,
+  options: { deadlineMs?: number; onDatabaseUnavailable?: (operation: string) => void } = {},
+) {
+  const records: Collection<IdempotencyRecord> = db.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION);
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) =>
+    withDeadline(deadlineMs, (signal) => translated(work(signal))).catch((error: unknown) => {
+      if (error instanceof DatabaseUnavailableError) options.onDatabaseUnavailable?.('idempotencyKeys');
+      throw error;
+    });
+
+  return {
+    find: (id: string) => bounded((signal) => records.findOne({ _id: id }, { signal })),
+
+    /** Stores the record unless the key is taken already: true when this call claimed it. */
+    claim: (record: IdempotencyRecord) =>
+      bounded(async (signal) => {
+        try {
+          await records.insertOne(record, withSignal({}, signal));
+          return true;
+        } catch (error) {
+          if (isDuplicateKey(error)) return false;
+          throw error;
+        }
+      }),
+
+    /** Points an unfinished record at another pet id (its first one turned out to be taken). */
+    movePetId: (id: string, from: number, to: number) =>
+      bounded((signal) => records.updateOne({ _id: id, petId: from }, { $set: { petId: to } }, withSignal({}, signal))),
+
+    /** Removes one expired record, unless another request replaced it meanwhile. */
+    forget: (record: IdempotencyRecord) =>
+      bounded((signal) => records.deleteOne({ _id: record._id, createdAt: record.createdAt }, withSignal({}, signal))),
+
+    /** Deletes records created before `before`; how many went. */
+    purgeCreatedBefore: (before: Date) =>
+      bounded(
+        async (signal) =>
+          (await records.deleteMany({ createdAt: { $lt: before } }, withSignal({}, signal))).deletedCount,
+      ),
+  };
+}
+
+export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;

@@ -1,0 +1,250 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createApiKeyStore } from '../src/auth/api-key-store.ts';
+import { startEmbeddedDatabase } from '../src/db/embedded.ts';
+import { publishEmbeddedAddress } from '../src/db/embedded-address.ts';
+import { connectDatabase } from '../src/db/mongo.ts';
+import { uniqueDbName } from './support/test-server.ts';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const { MONGODB_URI: _given, ...withoutUri } = process.env;
+const EMBEDDED = !process.env.MONGODB_URI;
+const DAY_MS = 86_400_000;
+const UNKNOWN_ID = 'key_0000000000000000';
+
+/** The command exactly as documented, killed if it hangs; `env` adds MONGODB_URI, MONGODB_DB, DATA_DIR. */
+function spawnKeys(args: string[], env: Record<string, string>) {
+  const child = spawn('npm', ['run', '--silent', 'keys', '--', ...args], {
+    env: { ...withoutUri, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 40_000,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { child, done };
+}
+
+const keys = (args: string[], env: Record<string, string>) => spawnKeys(args, env).done;
+
+const overUri = (dbName: string) => ({ MONGODB_URI: inject('mongoUri'), MONGODB_DB: dbName });
+
+const directories: string[] = [];
+function freshDataDir(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'petstore-keys-'));
+  directories.push(directory);
+  return directory;
+}
+afterEach(() => {
+  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+/** An expected error: said in words on stderr, never as a stack trace. */
+function expectCleanFailure(run: Run, code: number, message: string | RegExp): void {
+  expect(run.code, run.stderr).toBe(code);
+  expect(run.stdout).toBe('');
+  expect(run.stderr).toMatch(message);
+  expect(run.stderr).not.toMatch(/^\s+at /m);
+}
+
+describe('npm run keys over MONGODB_URI', () => {
+  it('when keys are created, listed and revoked with --json, then each answer is one document with the documented fields', {
+    timeout: 60_000,
+  }, async () => {
+    const env = overUri(uniqueDbName('keys'));
+    const created = await keys(['create', 'ci', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const ci = JSON.parse(created.stdout);
+    expect(Object.keys(ci).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'name']);
+    expect(ci).toMatchObject({ name: 'ci', expiresAt: null, id: expect.stringMatching(/^key_[0-9a-f]{16}$/) });
+    expect(ci.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
+    expect(ci.key).toHaveLength(47);
+
+    const nightly = JSON.parse((await keys(['create', 'nightly', '--expires', '30', '--json'], env)).stdout);
+    expect(Date.parse(nightly.expiresAt) - Date.parse(nightly.createdAt)).toBe(30 * DAY_MS);
+    // A key that expired yesterday: only the store can backdate one.
+    const database = await connectDatabase(env.MONGODB_URI, env.MONGODB_DB);
+    await createApiKeyStore(database.db).issue({
+      name: 'old',
+      expiresInDays: 1,
+      now: new Date(Date.now() - 2 * DAY_MS),
+    });
+    await database.close();
+
+    const listed = await keys(['list', '--json'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toContain(ci.key);
+    expect(listed.stdout).not.toContain(nightly.key);
+    const entries = JSON.parse(listed.stdout) as Record<string, unknown>[];
+    expect(Object.keys(entries[0] ?? {}).sort()).toEqual(
+      ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'status'].sort(),
+    );
+    expect(entries.map(({ name, status }) => [name, status])).toEqual(
+      expect.arrayContaining([
+        ['ci', 'active'],
+        ['nightly', 'active'],
+        ['old', 'expired'],
+      ]),
+    );
+
+    const revoked = await keys(['revoke', ci.id, '--json'], env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const answer = JSON.parse(revoked.stdout);
+    expect(answer).toEqual({ id: ci.id, name: 'ci', revokedAt: expect.any(String), alreadyRevoked: false });
+    const again = await keys(['revoke', ci.id, '--json'], env);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ ...answer, alreadyRevoked: true });
+
+    const after = JSON.parse((await keys(['list', '--json'], env)).stdout) as { id: string; status: string }[];
+    expect(after.find((entry) => entry.id === ci.id)?.status).toBe('revoked');
+  });
+
+  it('when an operator creates, lists and revokes a key, then the key is shown once and the list is a table', {
+    timeout: 60_000,
+  }, async () => {
+    const env = overUri(uniqueDbName('keys'));
+    expect((await keys(['list'], env)).stdout).toBe('No issued keys.\n');
+
+    const created = await keys(['create', 'deploy bot', '--expires', '7'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const key = /psk_\S+/.exec(created.stdout)?.[0];
+    const id = /key_[0-9a-f]{16}/.exec(created.stdout)?.[0];
+    expect(key).toHaveLength(47);
+    expect(created.stdout).toContain('only time the key is shown');
+    expect(created.stdout).toContain('SHA-256 digest');
+    expect(created.stdout).toContain(`npm run keys -- revoke ${id}`);
+
+    const listed = await keys(['list'], env);
+    const [header, row, ...rest] = listed.stdout.trimEnd().split('\n');
+    expect(rest).toEqual([]);
+    expect(header).toMatch(/^ID +NAME +STATUS +CREATED +EXPIRES +LAST USED$/);
+    expect(row).toMatch(
+      new RegExp(`^${id} +deploy bot +active +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC +.+ UTC +never$`),
+    );
+    expect(row?.indexOf('active')).toBe(header?.indexOf('STATUS'));
+    expect(row?.indexOf('never')).toBe(header?.indexOf('LAST USED'));
+    expect(listed.stdout + listed.stderr).not.toContain(key);
+
+    const revoked = await keys(['revoke', id ?? ''], env);
+    expect(revoked.stdout).toBe(`Revoked ${id} (deploy bot). Running services stop accepting it within 5 s.\n`);
+    const again = await keys(['revoke', id ?? ''], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('was already revoked');
+  });
+
+  it('when the command line is wrong, then it exits 2 before touching the database, saying why', async () => {
+    // An unreachable database: a usage error must be found without it.
+    const env = { MONGODB_URI: 'mongodb://127.0.0.1:1/', MONGODB_DB: 'unused' };
+    const cases: [string[], RegExp][] = [
+      [['frob'], /unknown command "frob"/],
+      [['list', '--frob'], /Unknown option '--frob'/],
+      [['create'], /create needs a NAME/],
+      [['create', ' '], /a key needs a name/],
+      [['create', 'x', '--expires', '0'], /whole number of days from 1 to 3650/],
+      [['create', 'x', '--expires', '1.5'], /whole number of days/],
+      [['create', 'x', '--expires', '3651'], /whole number of days/],
+      [['list', '--expires', '3'], /--expires applies to create only/],
+      [['revoke'], /revoke needs the ID/],
+      [['revoke', `psk_${'a'.repeat(43)}`], /not the key itself/],
+    ];
+    const runs = await Promise.all(cases.map(async ([args, message]) => ({ run: await keys(args, env), message })));
+    for (const { run, message } of runs) expectCleanFailure(run, 2, message);
+    expect(runs.at(-1)?.run.stderr).not.toContain('psk_');
+
+    const badConfig = await keys(['list'], { MONGODB_DB: 'no spaces allowed' });
+    expectCleanFailure(badConfig, 2, /MONGODB_DB: letters, digits/);
+    const help = await keys(['--help'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: npm run keys -- <command>/);
+  });
+
+  it('when the id is unknown or the database unreachable, then it exits 1 with one clear line', async () => {
+    const [unknown, unreachable] = await Promise.all([
+      keys(['revoke', UNKNOWN_ID, '--json'], overUri(uniqueDbName('keys'))),
+      keys(['list', '--json'], { MONGODB_URI: 'mongodb://operator:s3cret@127.0.0.1:1/', MONGODB_DB: 'unused' }),
+    ]);
+    expectCleanFailure(unknown, 1, `no key has the id ${UNKNOWN_ID}`);
+    expectCleanFailure(
+      unreachable,
+      1,
+      /cannot reach the database, MONGODB_URI \(mongodb:\/\/\*\*\*@127\.0\.0\.1:1\/\)/,
+    );
+    expect(unreachable.stderr).not.toContain('s3cret');
+  });
+});
+
+describe('npm run keys without MONGODB_URI (the embedded database of DATA_DIR)', () => {
+  it.skipIf(!EMBEDDED)(
+    'when no service runs on DATA_DIR, then it starts the database itself and leaves nothing behind',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const dataDir = freshDataDir();
+      const created = await keys(['create', 'local', '--json'], { DATA_DIR: dataDir });
+      expect(created.code, created.stderr).toBe(0);
+      expect(created.stderr).toContain('starting its embedded database');
+      const listed = await keys(['list', '--json'], { DATA_DIR: dataDir });
+      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'local', status: 'active' })]);
+
+      expect(existsSync(join(dataDir, '.lock'))).toBe(false);
+      expect(existsSync(join(dataDir, '.embedded.json'))).toBe(false);
+      expect(spawnSync('pgrep', ['-f', dataDir], { encoding: 'utf8' }).stdout).toBe('');
+    },
+  );
+
+  it.skipIf(!EMBEDDED)(
+    'when a service owns DATA_DIR, then it uses the database that service published',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const dataDir = freshDataDir();
+      const running = await startEmbeddedDatabase({ dataDir, log: () => {} });
+      try {
+        const created = await keys(['create', 'beside the service', '--json'], {
+          DATA_DIR: dataDir,
+          MONGODB_DB: 'petstore',
+        });
+        expect(created.code, created.stderr).toBe(0);
+        expect(created.stderr).toContain(`process ${process.pid}`);
+        const database = await connectDatabase(running.uri, 'petstore');
+        const names = (await createApiKeyStore(database.db).list()).map((record) => record.name);
+        await database.close();
+        expect(names).toEqual(['beside the service']);
+        // Still the service's: the command neither took over nor released the directory.
+        expect(JSON.parse(readFileSync(join(dataDir, '.lock'), 'utf8')).pid).toBe(process.pid);
+      } finally {
+        await running.stop();
+      }
+    },
+  );
+
+  it('when the owner of DATA_DIR is still starting, then it waits for the address it publishes', async () => {
+    const dataDir = freshDataDir();
+    // This test process plays a service that has taken the lock and whose database is not ready yet.
+    writeFileSync(join(dataDir, '.lock'), JSON.stringify({ pid: process.pid, host: hostname(), startedAt: 'now' }));
+    const env = { DATA_DIR: dataDir, MONGODB_DB: uniqueDbName('keys') };
+    const listing = spawnKeys(['list', '--json'], env);
+    // Published once the command says it waits, as a service does when its database becomes ready.
+    listing.child.stderr.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('is starting: waiting for it')) {
+        publishEmbeddedAddress(dataDir, { pid: process.pid, kind: 'ferretdb', uri: inject('mongoUri') });
+      }
+    });
+    const listed = await listing.done;
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toContain('is starting: waiting for it');
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+});
