@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Contract fuzzing: starts the real service (embedded FerretDB, fresh data dir) and runs schemathesis
 # against OUR document, schema/openapi.yaml, with every check, positive and negative data, and the
-# stateful phase (POST /pets -> GET /pets/{petId} through the document's `links`). Deprecated
+# stateful phase (POST /pets -> GET /pets/{petId} through the document's `links`; see below for why
+# that phase runs on the document without the optional Idempotency-Key header). Deprecated
 # operations are tested too. Exits non-zero on any failure; always stops the service.
 #
 # Environment (all optional):
@@ -101,13 +102,25 @@ done
 log "service healthy after $((SECONDS - started)) s"
 
 # --- schemathesis ------------------------------------------------------------------------------------
-ST_ARGS=(
-  run schema/openapi.yaml
+# Two runs on one service. The stateful phase (POST /pets -> GET /pets/{petId} through the links) runs
+# on the document without the optional Idempotency-Key parameter: with it, hypothesis replays its
+# generated sequences against keys an earlier sequence already used, gets other answers (a replay, a
+# 422) and ends the phase after about 90 scenarios instead of about 630 (measured). The other phases
+# test the header on the document as it is.
+STATEFUL_DOCUMENT="$ARTIFACTS/openapi-stateful.json"
+node --input-type=module -e "
+  import { readFileSync, writeFileSync } from 'node:fs';
+  import { parse } from 'yaml';
+  const document = parse(readFileSync('schema/openapi.yaml', 'utf8'));
+  delete document.paths['/pets'].post.parameters;
+  writeFileSync(process.argv[1], JSON.stringify(document));
+" "$STATEFUL_DOCUMENT"
+
+COMMON_ARGS=(
   --url "http://127.0.0.1:$PORT/v1"
   -H "Authorization: Bearer $KEY"
   --checks all
   --mode all
-  --phases examples,coverage,fuzzing,stateful
   --max-examples "$MAX_EXAMPLES"
   --seed "$SEED"
   --workers 1
@@ -118,15 +131,24 @@ ST_ARGS=(
   --no-color
 )
 # shellcheck disable=SC2206 # word splitting of the extra arguments is intended
-[[ -n "${FUZZ_EXTRA_ARGS:-}" ]] && ST_ARGS+=(${FUZZ_EXTRA_ARGS})
+[[ -n "${FUZZ_EXTRA_ARGS:-}" ]] && COMMON_ARGS+=(${FUZZ_EXTRA_ARGS})
 
-log "st ${ST_ARGS[*]//$KEY/***}"
 ST_OUT="$ARTIFACTS/output.txt"
-set +e
-# The key is a throwaway for this run; schemathesis masks Authorization in its output anyway.
-"$VENV/bin/st" "${ST_ARGS[@]}" 2>&1 | tee "$ST_OUT"
-st_status=${PIPESTATUS[0]}
-set -e
+: >"$ST_OUT"
+st_status=0
+run_st() {
+  local document="$1" phases="$2"
+  local args=(--config-file .ci/schemathesis.toml run "$document" --phases "$phases" "${COMMON_ARGS[@]}")
+  log "st ${args[*]//$KEY/***}"
+  set +e
+  # The key is a throwaway for this run; schemathesis masks Authorization in its output anyway.
+  "$VENV/bin/st" "${args[@]}" 2>&1 | tee -a "$ST_OUT"
+  local status=${PIPESTATUS[0]}
+  set -e
+  if [[ "$status" -ne 0 ]]; then st_status=$status; fi
+}
+run_st schema/openapi.yaml examples,coverage,fuzzing
+run_st "$STATEFUL_DOCUMENT" stateful
 
 # A summary a person can find at the end of a long log.
 log "summary (schemathesis exit code $st_status):"
@@ -138,8 +160,9 @@ import collections, glob, json, sys
 files = sorted(glob.glob(f"{sys.argv[1]}/ndjson-*.ndjson"))
 if not files:
     sys.exit(0)
+lines = [line for path in files for line in open(path, encoding="utf-8")]
 checks, failed, statuses, operations, cases = collections.Counter(), collections.Counter(), collections.Counter(), set(), set()
-for line in open(files[-1], encoding="utf-8"):
+for line in lines:
     event = json.loads(line).get("ScenarioFinished")
     if not event:
         continue

@@ -1,30 +1,19 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, inject, it } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
+import { runKeys } from './support/keys-command.ts';
 import { startTestServer, useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();
 /** The issue's promise: a key created or revoked takes effect on a running service within 5 s. */
 const TAKES_EFFECT_MS = 5_000;
 
-/** `npm run --silent keys -- …` over the test server's database, as an operator runs it; stdout parsed. */
-function keys(...args: string[]): Promise<unknown> {
-  const child = spawn('npm', ['run', '--silent', 'keys', '--', ...args, '--json'], {
-    env: { ...process.env, MONGODB_URI: inject('mongoUri'), MONGODB_DB: server.dbName },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 40_000,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) =>
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`exit ${code}: ${stderr}`)),
-    ),
-  );
+/** The command over the test server's database, as an operator runs it, with --json; stdout parsed. */
+async function keys(...args: string[]): Promise<unknown> {
+  const run = await runKeys([...args, '--json'], { MONGODB_URI: inject('mongoUri'), MONGODB_DB: server.dbName });
+  if (run.code !== 0) throw new Error(`exit ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
 }
 
 const statusWith = async (key: string) =>

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,35 +7,12 @@ import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { publishEmbeddedAddress } from '../src/db/embedded-address.ts';
 import { connectDatabase } from '../src/db/mongo.ts';
+import { type KeysRun, runKeys, spawnKeys } from './support/keys-command.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const { MONGODB_URI: _given, ...withoutUri } = process.env;
 const EMBEDDED = !process.env.MONGODB_URI;
 const DAY_MS = 86_400_000;
 const UNKNOWN_ID = 'key_0000000000000000';
-
-/** The command exactly as documented, killed if it hangs; `env` adds MONGODB_URI, MONGODB_DB, DATA_DIR. */
-function spawnKeys(args: string[], env: Record<string, string>) {
-  const child = spawn('npm', ['run', '--silent', 'keys', '--', ...args], {
-    env: { ...withoutUri, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 40_000,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done };
-}
-
-const keys = (args: string[], env: Record<string, string>) => spawnKeys(args, env).done;
 
 const overUri = (dbName: string) => ({ MONGODB_URI: inject('mongoUri'), MONGODB_DB: dbName });
 
@@ -50,7 +27,7 @@ afterEach(() => {
 });
 
 /** An expected error: said in words on stderr, never as a stack trace. */
-function expectCleanFailure(run: Run, code: number, message: string | RegExp): void {
+function expectCleanFailure(run: KeysRun, code: number, message: string | RegExp): void {
   expect(run.code, run.stderr).toBe(code);
   expect(run.stdout).toBe('');
   expect(run.stderr).toMatch(message);
@@ -62,7 +39,7 @@ describe('npm run keys over MONGODB_URI', () => {
     timeout: 60_000,
   }, async () => {
     const env = overUri(uniqueDbName('keys'));
-    const created = await keys(['create', 'ci', '--json'], env);
+    const created = await runKeys(['create', 'ci', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     const ci = JSON.parse(created.stdout);
     expect(Object.keys(ci).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'name']);
@@ -70,7 +47,7 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(ci.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
     expect(ci.key).toHaveLength(47);
 
-    const nightly = JSON.parse((await keys(['create', 'nightly', '--expires', '30', '--json'], env)).stdout);
+    const nightly = JSON.parse((await runKeys(['create', 'nightly', '--expires', '30', '--json'], env)).stdout);
     expect(Date.parse(nightly.expiresAt) - Date.parse(nightly.createdAt)).toBe(30 * DAY_MS);
     // A key that expired yesterday: only the store can backdate one.
     const database = await connectDatabase(env.MONGODB_URI, env.MONGODB_DB);
@@ -81,7 +58,7 @@ describe('npm run keys over MONGODB_URI', () => {
     });
     await database.close();
 
-    const listed = await keys(['list', '--json'], env);
+    const listed = await runKeys(['list', '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).not.toContain(ci.key);
     expect(listed.stdout).not.toContain(nightly.key);
@@ -97,15 +74,15 @@ describe('npm run keys over MONGODB_URI', () => {
       ]),
     );
 
-    const revoked = await keys(['revoke', ci.id, '--json'], env);
+    const revoked = await runKeys(['revoke', ci.id, '--json'], env);
     expect(revoked.code, revoked.stderr).toBe(0);
     const answer = JSON.parse(revoked.stdout);
     expect(answer).toEqual({ id: ci.id, name: 'ci', revokedAt: expect.any(String), alreadyRevoked: false });
-    const again = await keys(['revoke', ci.id, '--json'], env);
+    const again = await runKeys(['revoke', ci.id, '--json'], env);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ ...answer, alreadyRevoked: true });
 
-    const after = JSON.parse((await keys(['list', '--json'], env)).stdout) as { id: string; status: string }[];
+    const after = JSON.parse((await runKeys(['list', '--json'], env)).stdout) as { id: string; status: string }[];
     expect(after.find((entry) => entry.id === ci.id)?.status).toBe('revoked');
   });
 
@@ -113,9 +90,9 @@ describe('npm run keys over MONGODB_URI', () => {
     timeout: 60_000,
   }, async () => {
     const env = overUri(uniqueDbName('keys'));
-    expect((await keys(['list'], env)).stdout).toBe('No issued keys.\n');
+    expect((await runKeys(['list'], env)).stdout).toBe('No issued keys.\n');
 
-    const created = await keys(['create', 'deploy bot', '--expires', '7'], env);
+    const created = await runKeys(['create', 'deploy bot', '--expires', '7'], env);
     expect(created.code, created.stderr).toBe(0);
     const key = /psk_\S+/.exec(created.stdout)?.[0];
     const id = /key_[0-9a-f]{16}/.exec(created.stdout)?.[0];
@@ -124,7 +101,7 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(created.stdout).toContain('SHA-256 digest');
     expect(created.stdout).toContain(`npm run keys -- revoke ${id}`);
 
-    const listed = await keys(['list'], env);
+    const listed = await runKeys(['list'], env);
     const [header, row, ...rest] = listed.stdout.trimEnd().split('\n');
     expect(rest).toEqual([]);
     expect(header).toMatch(/^ID +NAME +STATUS +CREATED +EXPIRES +LAST USED$/);
@@ -135,9 +112,9 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(row?.indexOf('never')).toBe(header?.indexOf('LAST USED'));
     expect(listed.stdout + listed.stderr).not.toContain(key);
 
-    const revoked = await keys(['revoke', id ?? ''], env);
+    const revoked = await runKeys(['revoke', id ?? ''], env);
     expect(revoked.stdout).toBe(`Revoked ${id} (deploy bot). Running services stop accepting it within 5 s.\n`);
-    const again = await keys(['revoke', id ?? ''], env);
+    const again = await runKeys(['revoke', id ?? ''], env);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('was already revoked');
   });
@@ -157,21 +134,21 @@ describe('npm run keys over MONGODB_URI', () => {
       [['revoke'], /revoke needs the ID/],
       [['revoke', `psk_${'a'.repeat(43)}`], /not the key itself/],
     ];
-    const runs = await Promise.all(cases.map(async ([args, message]) => ({ run: await keys(args, env), message })));
+    const runs = await Promise.all(cases.map(async ([args, message]) => ({ run: await runKeys(args, env), message })));
     for (const { run, message } of runs) expectCleanFailure(run, 2, message);
     expect(runs.at(-1)?.run.stderr).not.toContain('psk_');
 
-    const badConfig = await keys(['list'], { MONGODB_DB: 'no spaces allowed' });
+    const badConfig = await runKeys(['list'], { MONGODB_DB: 'no spaces allowed' });
     expectCleanFailure(badConfig, 2, /MONGODB_DB: letters, digits/);
-    const help = await keys(['--help'], env);
+    const help = await runKeys(['--help'], env);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: npm run keys -- <command>/);
   });
 
   it('when the id is unknown or the database unreachable, then it exits 1 with one clear line', async () => {
     const [unknown, unreachable] = await Promise.all([
-      keys(['revoke', UNKNOWN_ID, '--json'], overUri(uniqueDbName('keys'))),
-      keys(['list', '--json'], { MONGODB_URI: 'mongodb://operator:s3cret@127.0.0.1:1/', MONGODB_DB: 'unused' }),
+      runKeys(['revoke', UNKNOWN_ID, '--json'], overUri(uniqueDbName('keys'))),
+      runKeys(['list', '--json'], { MONGODB_URI: 'mongodb://operator:s3cret@127.0.0.1:1/', MONGODB_DB: 'unused' }),
     ]);
     expectCleanFailure(unknown, 1, `no key has the id ${UNKNOWN_ID}`);
     expectCleanFailure(
@@ -191,10 +168,10 @@ describe('npm run keys without MONGODB_URI (the embedded database of DATA_DIR)',
     },
     async () => {
       const dataDir = freshDataDir();
-      const created = await keys(['create', 'local', '--json'], { DATA_DIR: dataDir });
+      const created = await runKeys(['create', 'local', '--json'], { DATA_DIR: dataDir });
       expect(created.code, created.stderr).toBe(0);
       expect(created.stderr).toContain('starting its embedded database');
-      const listed = await keys(['list', '--json'], { DATA_DIR: dataDir });
+      const listed = await runKeys(['list', '--json'], { DATA_DIR: dataDir });
       expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'local', status: 'active' })]);
 
       expect(existsSync(join(dataDir, '.lock'))).toBe(false);
@@ -212,7 +189,7 @@ describe('npm run keys without MONGODB_URI (the embedded database of DATA_DIR)',
       const dataDir = freshDataDir();
       const running = await startEmbeddedDatabase({ dataDir, log: () => {} });
       try {
-        const created = await keys(['create', 'beside the service', '--json'], {
+        const created = await runKeys(['create', 'beside the service', '--json'], {
           DATA_DIR: dataDir,
           MONGODB_DB: 'petstore',
         });

@@ -61,9 +61,10 @@ function onlyGet(handler: Handler): Handler {
 
 /**
  * The service's one request listener. Once per request, for every route: request id, access log,
- * request metrics, rate limits (per client address for failed authentication, checked before the key; per key
- * after it), authentication (before anything that could answer 404, 405, 413 or 415), the GraphQL
- * body limit; then REST routes go to the REST executor and /graphql to Yoga.
+ * request metrics, rate limits (per client address for failed authentication, checked before the
+ * key; per key after it), authentication (before anything that could answer 404, 405, 413 or 415),
+ * /metrics, the Idempotency-Key check, the GraphQL body limit; then REST routes go to the REST
+ * executor and /graphql to Yoga.
  */
 export function createEdge(options: EdgeOptions) {
   const { logger, verifyApiKey, graphqlEndpoint, restBasePath, pages, rateLimits, metrics } = options;

@@ -112,11 +112,7 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
   }
 
   /** The template (`/pets/{petId}`) of the routes on a path relative to the base path, whatever the method. */
-  function routeTemplate(path: string): string | undefined {
-    return router.templateOf(path);
-  }
-
-  return { handle, headersBeforeAuth, routeTemplate };
+  return { handle, headersBeforeAuth, routeTemplate: router.templateOf };
 }
 
 export type RestExecutor = ReturnType<typeof createRestExecutor>;
