@@ -62,7 +62,7 @@ async function start(): Promise<void> {
   let apiKeys = config.API_KEYS;
   let graphiqlApiKey: string | undefined;
   if (apiKeys.length === 0 && config.NODE_ENV !== 'production') {
-    // Development only (production refuses to start without keys): one key for this run, shown once.
+    // Development only (production takes its keys from API_KEYS or `npm run keys`): one for this run, shown once.
     apiKeys = [`dev_${randomBytes(24).toString('base64url')}`];
     logger.warn({ apiKey: apiKeys[0] }, 'API_KEYS is not set: generated a development key for this run');
     // Only this machine can load the page, so GraphiQL may open with the key already in its Headers.

@@ -17,11 +17,11 @@ import { createEdge } from './edge/edge.ts';
 import type { LimiterStore } from './edge/limiter-store.ts';
 import { createRateLimits, type RateLimitSettings } from './edge/rate-limits.ts';
 import { schema } from './graphql/schema/index.ts';
-import { sendJson } from './http/send-json.ts';
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts';
 import { createIdempotentCreates, DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
 import { schedulePurge } from './idempotency/purge-schedule.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
+import { createMetricsHandler, createMetricsListener } from './metrics/metrics-endpoint.ts';
 import type { PetRepository } from './pets/pet-repository.ts';
 import { createRestExecutor } from './rest/executor.ts';
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
@@ -122,17 +122,7 @@ export function createService(options: ServiceOptions): Service {
   const keySync: IssuedKeysSync | undefined = options.issuedKeys
     ? syncIssuedKeys({ ring: keyRing, store: options.issuedKeys, logger, onDatabaseError: metrics.countDatabaseError })
     : undefined;
-  const sendMetrics = (_req: IncomingMessage, res: ServerResponse) =>
-    void metrics.scrape.text().then(
-      (text) => {
-        res.writeHead(200, { 'Content-Type': metrics.scrape.contentType, 'Cache-Control': 'no-store' });
-        res.end(text);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'collecting the metrics failed');
-        sendJson(res, 500, { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.', status: 500 });
-      },
-    );
+  const sendMetrics = createMetricsHandler(metrics, logger);
   const edge = createEdge({
     logger,
     verifyApiKey: keyRing.verify,
@@ -163,14 +153,5 @@ export function createService(options: ServiceOptions): Service {
       await keySync?.stop();
       await yoga.dispose();
     },
-  };
-}
-
-/** The private metrics port: GET or HEAD /metrics, and 404 for anything else. */
-function createMetricsListener(sendMetrics: (req: IncomingMessage, res: ServerResponse) => void) {
-  return (req: IncomingMessage, res: ServerResponse) => {
-    const path = req.url?.split('?')[0];
-    if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) return sendMetrics(req, res);
-    sendJson(res, 404, { code: 'ROUTE_NOT_FOUND', message: `No route ${req.method} ${path}`, status: 404 });
   };
 }
