@@ -113,7 +113,9 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(listed.stdout + listed.stderr).not.toContain(key);
 
     const revoked = await runKeys(['revoke', id ?? ''], env);
-    expect(revoked.stdout).toBe(`Revoked ${id} (deploy bot). Running services stop accepting it within 5 s.\n`);
+    expect(revoked.stdout).toBe(
+      `Revoked ${id} (deploy bot). Running services stop accepting it within 5 s (while they can read the database).\n`,
+    );
     const again = await runKeys(['revoke', id ?? ''], env);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('was already revoked');

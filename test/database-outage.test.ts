@@ -185,6 +185,30 @@ describe('when the database freezes (SIGSTOP) and then thaws', () => {
   });
 });
 
+describe('when a create with an Idempotency-Key meets a frozen database', () => {
+  it('then it gets 503 within 6 s, and its retries after the thaw get one pet, created once', async () => {
+    const headers = { ...AUTH, 'Idempotency-Key': 'outage-retry-1' };
+    const body = { name: 'Retried through the outage', categoryId: 1 };
+    database.freeze();
+    const during = await timed(() => rest.createPet(body, headers));
+    database.thaw();
+    expect(during.value.status).toBe(503);
+    expect(during.ms).toBeLessThan(6_000);
+    await firstSuccessAfter(performance.now(), 5_000);
+    // A retry may be told to wait (409, Retry-After) while the first attempt's lease runs.
+    let retry = await rest.createPet(body, headers);
+    for (let attempt = 0; retry.status === 409 && attempt < 12; attempt++) {
+      await sleep(1_000);
+      retry = await rest.createPet(body, headers);
+    }
+    expect(retry.status).toBe(201);
+    const again = await rest.createPet(body, headers);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(retry.body);
+    expect((await storedNames()).filter((name) => name === body.name)).toHaveLength(1);
+  });
+});
+
 describe('when the database is stopped', () => {
   it('then every data route answers 503 with Retry-After within 6 s, /ready within 2 s, /health 200', async () => {
     await database.stop();

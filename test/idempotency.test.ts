@@ -122,6 +122,18 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     });
   });
 
+  it('refuses two Idempotency-Key fields in one request (Node would join them into one key)', async () => {
+    const response = await server.request
+      .post('/v1/pets')
+      .set(AUTH)
+      // superagent sends an array as repeated fields; its types allow that for Cookie only.
+      .set('Idempotency-Key', ['first', 'second'] as unknown as string)
+      .send({ name: 'Two keys', categoryId: 1 });
+    expect(response.status).toBe(400);
+    expect(response.body.message).toContain('Idempotency-Key');
+    expect(await storedNamed('Two keys')).toBe(0);
+  });
+
   it('takes a key of exactly 255 characters, and the quoted form of the IETF draft as the same key', async () => {
     const key = 'k'.repeat(255);
     const body = { name: 'Long key', categoryId: 8 };

@@ -54,7 +54,15 @@ describe('GET /metrics', () => {
       1,
     );
     expect(sample(text, 'graphql_operations_total', { operation: 'CountMe', type: 'query', outcome: 'error' })).toBe(1);
-    expect(sample(text, 'graphql_operations_total', { operation: 'Broken', type: 'query', outcome: 'error' })).toBe(1);
+    // Names of documents that fail validation are not labels: clients could fill the memory with them.
+    expect(sample(text, 'graphql_operations_total', { operation: 'invalid', type: 'query', outcome: 'error' })).toBe(1);
+    expect(text).not.toContain('Broken');
+    // An over-long name counts, but as "other": labels are kept in memory and sent on every scrape.
+    const longName = `Q${'x'.repeat(64)}`;
+    await executeGraphQL(server, `query ${longName} { pets(limit: 1) { id } }`);
+    const after = await scrape();
+    expect(after).not.toContain(longName);
+    expect(sample(after, 'graphql_operations_total', { operation: 'other', outcome: 'success' })).toBe(1);
   });
 
   it('counts uses of the deprecated route by key id, and failed authentications, and never shows a key', async () => {

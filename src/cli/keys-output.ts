@@ -98,5 +98,5 @@ export function revokedText({ outcome, key }: Revoked): string {
     const when = key.revokedAt ? ` on ${shortDate(key.revokedAt)}` : '';
     return `${key.id} (${key.name}) was already revoked${when}; nothing changed.\n`;
   }
-  return `Revoked ${key.id} (${key.name}). Running services stop accepting it within 5 s.\n`;
+  return `Revoked ${key.id} (${key.name}). Running services stop accepting it within 5 s (while they can read the database).\n`;
 }

@@ -15,9 +15,11 @@ export type IdempotencyKeyHeader = { key?: string } | { problem: string };
  */
 export function idempotencyKeyOf(req: IncomingMessage): IdempotencyKeyHeader {
   if (req.method !== 'POST') return {};
-  const raw = req.headers['idempotency-key'];
-  if (raw === undefined) return {};
-  const value = Array.isArray(raw) ? raw.join(', ') : raw.trim();
+  // Node joins repeated fields with ", ", which would make two keys one: each value is looked at apart.
+  const sent = req.headersDistinct['idempotency-key'];
+  if (sent === undefined) return {};
+  if (sent.length > 1) return { problem: 'must be sent once' };
+  const value = (sent[0] ?? '').trim();
   const key = /^"(?:[^"\\]|\\[\\"])*"$/.test(value) ? value.slice(1, -1).replace(/\\([\\"])/g, '$1') : value;
   if (key.length === 0) return { problem: 'must not be empty' };
   if (key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {

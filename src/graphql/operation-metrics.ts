@@ -10,7 +10,8 @@ function operationOf(document: DocumentNode, operationName?: string | null) {
 
 /**
  * Counts GraphQL operations by name, type and outcome: each executed one once it is done (any error
- * in its result is an error), and each refused by validation. REST requests run through the same
+ * in its result is an error), and those refused by validation under the name "invalid" (names that
+ * were never checked against the schema take no label slots). REST requests run through the same
  * envelop but are counted as HTTP routes already, so only the GraphQL face is counted here. First
  * among the plugins, so it also sees results that a later plugin sets before execution.
  */
@@ -20,8 +21,7 @@ export function useOperationMetrics(metrics: Metrics): Plugin<Context> {
       ({ params, context }) =>
       ({ result }) => {
         if (result.length === 0 || context.face !== 'graphql') return;
-        const { name, type } = operationOf(params.documentAST);
-        metrics.countGraphQLOperation(name, type, 'error');
+        metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error');
       },
     onExecute: ({ args }) => {
       if ((args.contextValue as Context).face !== 'graphql') return;

@@ -54,9 +54,16 @@ export function createIdempotencyStore(
         }
       }),
 
-    /** Points an unfinished record at another pet id (its first one turned out to be taken). */
+    /** Points an unfinished record at another pet id (its first was taken); false if it no longer had `from`. */
     movePetId: (id: string, from: number, to: number) =>
-      bounded((signal) => records.updateOne({ _id: id, petId: from }, { $set: { petId: to } }, withSignal({}, signal))),
+      bounded(async (signal) => {
+        const moved = await records.updateOne(
+          { _id: id, petId: from },
+          { $set: { petId: to } },
+          withSignal({}, signal),
+        );
+        return moved.matchedCount === 1;
+      }),
 
     /** Removes one expired record, unless another request replaced it meanwhile. */
     forget: (record: IdempotencyRecord) =>

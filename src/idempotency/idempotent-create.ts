@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, PetIdTakenError } from '../errors.ts';
+import {
+  DatabaseUnavailableError,
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
+  PetIdTakenError,
+} from '../errors.ts';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
 import type { IdempotencyRecord, IdempotencyStore } from './idempotency-store.ts';
@@ -8,9 +13,13 @@ import type { IdempotencyRecord, IdempotencyStore } from './idempotency-store.ts
 export const DEFAULT_IDEMPOTENCY_RETENTION_HOURS = 24;
 /**
  * A record whose pet is not stored yet belongs to a request that may still be running for this long
- * (more than two repository deadlines); past it, the request is over and a retry finishes its work.
+ * (a create with a key answers within CREATE_DEADLINE_MS); past it, the request is over and a retry
+ * finishes its work. Should two finish at once, the unique pet _id and the conditional move of the
+ * record's id still leave one pet.
  */
 export const IDEMPOTENCY_LEASE_MS = 10_000;
+/** The whole of a create with a key, look-ups included: its 503 must reach the client within 6 s. */
+export const CREATE_DEADLINE_MS = 5_500;
 /** A pet id can collide with another create only on a counter that is not atomic; a few tries suffice. */
 const MAX_ID_MOVES = 3;
 
@@ -75,8 +84,14 @@ export function createIdempotentCreates(options: {
       if (stored && samePet(stored, newPet)) return { pet: stored, replayed: true };
       if (move >= MAX_ID_MOVES) throw new PetIdTakenError(petId);
       const fresh = await pets.allocateId({ clientGone });
-      await records.movePetId(record._id, petId, fresh);
-      petId = fresh;
+      if (await records.movePetId(record._id, petId, fresh)) {
+        petId = fresh;
+        continue;
+      }
+      // Another request moved the record first: follow it to the id it chose (the fresh one is dropped).
+      const moved = await records.find(record._id);
+      if (!moved || moved.fingerprint !== record.fingerprint) throw new IdempotencyKeyInUseError(1);
+      petId = moved.petId;
     }
   }
 
@@ -121,16 +136,29 @@ export function createIdempotentCreates(options: {
   }
 
   return {
+    /**
+     * Answers within CREATE_DEADLINE_MS: past it the client gets a 503 while the work goes on, and the
+     * key stays "running" here until it ends, so a retry meanwhile is told to wait (409), not run twice.
+     */
     async create(newPet: NewPet, request: IdempotentCreateRequest): Promise<IdempotentCreateResult> {
       const id = `${request.apiKeyId} ${request.idempotencyKey}`;
       if (running.has(id)) throw new IdempotencyKeyInUseError(1);
       running.add(id);
+      const work = createOnce(newPet, request).finally(() => running.delete(id));
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(
+          () => reject(new DatabaseUnavailableError({ cause: new Error(`no answer within ${CREATE_DEADLINE_MS} ms`) })),
+          CREATE_DEADLINE_MS,
+        );
+      });
+      work.catch(() => {}); // Its failure after the deadline has nobody to answer: the 503 went out.
       try {
-        const result = await createOnce(newPet, request);
+        const result = await Promise.race([work, late]);
         if (result.replayed) options.onReplay?.();
         return result;
       } finally {
-        running.delete(id);
+        clearTimeout(timer);
       }
     },
 

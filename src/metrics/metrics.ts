@@ -17,6 +17,8 @@ function processMetrics(): Registry {
 
 /** Operation names are chosen by clients: past this many distinct ones, new names count as "other". */
 const MAX_OPERATION_NAMES = 200;
+/** Longer names count as "other" too: a label is kept in memory and sent on every scrape. */
+const MAX_OPERATION_NAME_LENGTH = 64;
 
 export type Outcome = 'success' | 'error';
 
@@ -61,7 +63,7 @@ export function createMetrics() {
   });
   const databaseErrors = new Counter({
     name: 'database_errors_total',
-    help: 'Database calls that failed because the database was unreachable or did not answer in time.',
+    help: 'Database calls that failed: the database was unreachable or did not answer in time (any failed read of the API keys).',
     labelNames: ['operation'] as const,
     registers,
   });
@@ -96,8 +98,9 @@ export function createMetrics() {
     countGraphQLOperation(name: string | undefined, type: string, outcome: Outcome): void {
       let operation = name ?? 'anonymous';
       if (!operationNames.has(operation)) {
-        if (operationNames.size >= MAX_OPERATION_NAMES) operation = 'other';
-        else operationNames.add(operation);
+        if (operationNames.size >= MAX_OPERATION_NAMES || operation.length > MAX_OPERATION_NAME_LENGTH) {
+          operation = 'other';
+        } else operationNames.add(operation);
       }
       graphqlOperations.inc({ operation, type, outcome });
     },
