@@ -4,20 +4,33 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { API_KEY, uniqueDbName } from './support/test-server.ts';
+
+// Every service a test starts; one a failed assertion left running is killed after that test.
+const children = new Set<ChildProcessWithoutNullStreams>();
+afterEach(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+});
+
+function tracked(child: ChildProcessWithoutNullStreams): ChildProcessWithoutNullStreams {
+  children.add(child);
+  return child;
+}
 
 /** `npm start` itself, as an operator runs it: npm, then the compiled service it execs. */
 function npmStart(env: Record<string, string>): ChildProcessWithoutNullStreams {
-  return spawn('npm', ['start', '--silent'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: 'pipe' });
+  return tracked(
+    spawn('npm', ['start', '--silent'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: 'pipe' }),
+  );
 }
 
 /** The compiled service alone (built by the test run's global setup), for the quick refusal cases. */
 function compiledMain(env: Record<string, string>): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['dist/main.js'], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: 'pipe',
-  });
+  return tracked(
+    spawn(process.execPath, ['dist/main.js'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: 'pipe' }),
+  );
 }
 
 interface Listening {
