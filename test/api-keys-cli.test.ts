@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
@@ -136,7 +137,11 @@ describe('npm run keys over MONGODB_URI', () => {
       [['revoke'], /revoke needs the ID/],
       [['revoke', `psk_${'a'.repeat(43)}`], /not the key itself/],
     ];
-    const runs = await Promise.all(cases.map(async ([args, message]) => ({ run: await runKeys(args, env), message })));
+    // Two at a time: ten npm + tsx start-ups at once starve the 2-core machine, and other files measure deadlines.
+    const twoAtATime = pLimit(2);
+    const runs = await Promise.all(
+      cases.map(([args, message]) => twoAtATime(async () => ({ run: await runKeys(args, env), message }))),
+    );
     for (const { run, message } of runs) expectCleanFailure(run, 2, message);
     expect(runs.at(-1)?.run.stderr).not.toContain('psk_');
 
