@@ -1,7 +1,7 @@
 // Side effects only: configuration, database, HTTP listener, drain on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { type ApiKeyStore, createApiKeyStore, ensureApiKeyIndexes } from './auth/api-key-store.ts';
+import { createApiKeyStore, ensureApiKeyIndexes } from './auth/api-key-store.ts';
 import { loadConfig, rateLimitsOf } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
@@ -89,7 +89,6 @@ async function start(): Promise<void> {
   await Promise.all([ensurePetIndexes(db), ensureApiKeyIndexes(db), ensureIdempotencyIndexes(db)]);
   if (embedded?.kind === 'ferretdb') warnWhenEmbeddedStoreIsLarge(db, logger);
   const metrics = createMetrics();
-  const issuedKeys = createApiKeyStore(db);
   service = createService({
     pets: createMongoPetRepository(db, {
       serializeIdAllocation: database.isFerretDb,
@@ -98,7 +97,7 @@ async function start(): Promise<void> {
       onDatabaseUnavailable: metrics.countDatabaseError,
     }),
     apiKeys,
-    issuedKeys,
+    issuedKeys: createApiKeyStore(db),
     idempotencyRecords: createIdempotencyStore(db, { onDatabaseUnavailable: metrics.countDatabaseError }),
     idempotencyRetentionHours: config.IDEMPOTENCY_RETENTION_HOURS,
     metrics,
@@ -115,7 +114,10 @@ async function start(): Promise<void> {
   });
 
   await service.ready;
-  if (apiKeys.length === 0) await warnWhenNoKeyCanAuthenticate(issuedKeys);
+  // A failed first read was logged by the key sync; this then also says nothing can authenticate yet.
+  if (!service.hasUsableKey()) {
+    logger.warn('no API key can authenticate: set API_KEYS, or issue one with `npm run keys -- create NAME`');
+  }
   if (config.METRICS_PORT !== undefined) listenForMetrics(service, config.METRICS_PORT);
 
   const http = createHttpServer(service.listener);
@@ -137,18 +139,6 @@ async function start(): Promise<void> {
       'petstore-gateway is listening',
     );
   });
-}
-
-/** Only a hint for the operator: a failed read here must not stop the start (the key sync retries). */
-async function warnWhenNoKeyCanAuthenticate(issuedKeys: ApiKeyStore): Promise<void> {
-  try {
-    const now = Date.now();
-    const usable = (await issuedKeys.active()).filter((key) => key.expiresAt === null || key.expiresAt.getTime() > now);
-    if (usable.length > 0) return;
-    logger.warn('no API key can authenticate: set API_KEYS, or issue one with `npm run keys -- create NAME`');
-  } catch (error) {
-    logger.warn({ err: error }, 'could not check whether any issued API key is usable');
-  }
 }
 
 /** /metrics without a key on its own port: for a network only Prometheus can reach. */

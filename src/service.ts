@@ -71,6 +71,8 @@ export interface Service {
   metricsListener: (req: IncomingMessage, res: ServerResponse) => void;
   /** Settles once the issued keys were read for the first time: listen after it. */
   ready: Promise<void>;
+  /** Whether any key, configured or issued, would authenticate now (as far as the last read knows). */
+  hasUsableKey(): boolean;
   /** From now on /ready says 503 and every response closes its connection. */
   drain(): void;
   close(): Promise<void>;
@@ -146,6 +148,7 @@ export function createService(options: ServiceOptions): Service {
     listener: edge.listener,
     metricsListener: createMetricsListener(sendMetrics),
     ready: keySync?.firstRead ?? Promise.resolve(),
+    hasUsableKey: keyRing.hasUsableKey,
     drain: edge.drain,
     close: async () => {
       edge.drain();

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { configuredKeyId } from '../src/auth/api-keys.ts';
-import { IDEMPOTENCY_COLLECTION, type IdempotencyRecord } from '../src/idempotency/idempotency-store.ts';
+import {
+  IDEMPOTENCY_COLLECTION,
+  type IdempotencyRecord,
+  idempotencyRecordId,
+} from '../src/idempotency/idempotency-store.ts';
 import { fingerprintOf } from '../src/idempotency/idempotent-create.ts';
 import { executeGraphQL, firstError } from './support/graphql-client.ts';
 import { CreatePetDocument } from './support/operations.ts';
@@ -54,7 +58,7 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     const key = randomUUID();
     const body = { name: 'Elsewhere', categoryId: 1 };
     await records().insertOne({
-      _id: `${configuredKeyId(API_KEY)} ${key}`,
+      _id: idempotencyRecordId(configuredKeyId(API_KEY), key),
       fingerprint: fingerprintOf(body),
       petId: 9_000_000_001,
       createdAt: new Date(),
@@ -72,7 +76,7 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     const first = await rest.createPet(body, withKey(key));
     await server.database.db.collection('pets').deleteOne({ _id: first.body.id });
     await records().updateOne(
-      { _id: `${configuredKeyId(API_KEY)} ${key}` },
+      { _id: idempotencyRecordId(configuredKeyId(API_KEY), key) },
       { $set: { createdAt: new Date(Date.now() - 60_000) } },
     );
     const retry = await rest.createPet(body, withKey(key));
@@ -95,7 +99,7 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     const key = randomUUID();
     const body = { name: 'Expired key', categoryId: 7 };
     const first = await rest.createPet(body, withKey(key));
-    const id = `${configuredKeyId(API_KEY)} ${key}`;
+    const id = idempotencyRecordId(configuredKeyId(API_KEY), key);
     await records().updateOne({ _id: id }, { $set: { createdAt: new Date(Date.now() - 25 * 3_600_000) } });
     const again = await rest.createPet(body, withKey(key));
     expect(again.status).toBe(201);

@@ -76,10 +76,11 @@ export function keyNameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/** Bounded like every other call here, so neither the service's start nor `keys create` can hang on it. */
 export async function ensureApiKeyIndexes(db: Db): Promise<void> {
   await db
     .collection<ApiKeyDocument>(API_KEYS_COLLECTION)
-    .createIndex({ digest: 1 }, { name: 'digest_unique', unique: true });
+    .createIndex({ digest: 1 }, bounded({ name: 'digest_unique', unique: true }));
 }
 
 /**

@@ -30,6 +30,8 @@ export interface KeyRing {
   setIssuedKeys(keys: readonly ActiveKey[]): void;
   /** The last use of each issued key since the previous call, and forgets them. */
   takeLastUses(): Map<string, Date>;
+  /** Whether any key known here would authenticate now (one not past its expiry). */
+  hasUsableKey(): boolean;
 }
 
 /**
@@ -49,8 +51,10 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   const remembered = new Map<string, KnownKey>();
   let lastUses = new Map<string, number>();
 
+  const expired = (known: KnownKey) => known.expiresAt !== null && known.expiresAt <= now();
+
   function accept(known: KnownKey): Authentication {
-    if (known.expiresAt !== null && known.expiresAt <= now()) return { ok: false, keyWasSent: true };
+    if (expired(known)) return { ok: false, keyWasSent: true };
     if (known.issued) lastUses.set(known.keyId, now());
     return { ok: true, keyId: known.keyId };
   }
@@ -88,5 +92,9 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return taken;
   }
 
-  return { verify, setIssuedKeys, takeLastUses };
+  function hasUsableKey(): boolean {
+    return configured.size > 0 || [...issued.values()].some((known) => !expired(known));
+  }
+
+  return { verify, setIssuedKeys, takeLastUses, hasUsableKey };
 }

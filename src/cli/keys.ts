@@ -1,6 +1,5 @@
 // `npm run keys -- create|list|revoke`: issues and revokes the API keys the service accepts.
 // stdout carries only the answer (one JSON document with --json); everything else goes to stderr.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
 import { MongoError } from 'mongodb';
 import { createApiKeyStore, ensureApiKeyIndexes } from '../auth/api-key-store.ts';
@@ -12,32 +11,17 @@ import { type KeysCommand, parseKeysArgs, USAGE, UsageError } from './keys-args.
 import { CommandFailure, openKeysDatabase } from './keys-database.ts';
 import { createdJson, createdText, listJson, listText, revokedJson, revokedText } from './keys-output.ts';
 
-/** ensureApiKeyIndexes takes no signal: this bounds it like the store bounds its own calls. */
-const INDEX_DEADLINE_MS = 10_000;
 /** Ids as the store makes them; anything else is not echoed back (it may be a pasted secret). */
 const KEY_ID = /^key_[0-9a-f]{16}$/;
 
 const log = (message: string) => process.stderr.write(`keys: ${message}\n`);
-
-async function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  const timeout = new AbortController();
-  const expired = sleep(ms, undefined, { signal: timeout.signal }).then(() => {
-    throw new CommandFailure(`${what} did not finish within ${ms / 1000} s`);
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    timeout.abort();
-    expired.catch(() => {});
-  }
-}
 
 /** Runs one command against the database; returns what goes to stdout. */
 async function runCommand(command: Exclude<KeysCommand, { command: 'help' }>, db: Db): Promise<string> {
   const store = createApiKeyStore(db);
   switch (command.command) {
     case 'create': {
-      await withDeadline(ensureApiKeyIndexes(db), INDEX_DEADLINE_MS, 'creating the apiKeys index');
+      await ensureApiKeyIndexes(db);
       const issued = await store.issue({ name: command.name, expiresInDays: command.expiresInDays });
       return command.json ? createdJson(issued) : createdText(issued);
     }

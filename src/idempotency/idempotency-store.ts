@@ -17,6 +17,11 @@ export interface IdempotencyRecord {
 
 export const IDEMPOTENCY_COLLECTION = 'idempotencyKeys';
 
+/** A record's `_id`: the Idempotency-Key within its API key's scope. */
+export function idempotencyRecordId(apiKeyId: string, idempotencyKey: string): string {
+  return `${apiKeyId} ${idempotencyKey}`;
+}
+
 /** The purge deletes by age; on MongoDB this index keeps it from scanning every record. */
 export async function ensureIdempotencyIndexes(db: Db): Promise<void> {
   await db.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION).createIndex({ createdAt: 1 }, { name: 'created' });

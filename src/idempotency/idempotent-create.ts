@@ -7,7 +7,7 @@ import {
 } from '../errors.ts';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
-import type { IdempotencyRecord, IdempotencyStore } from './idempotency-store.ts';
+import { type IdempotencyRecord, type IdempotencyStore, idempotencyRecordId } from './idempotency-store.ts';
 
 /** How long records are kept by default, as Stripe does: a day covers any sensible retry schedule. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_HOURS = 24;
@@ -111,10 +111,8 @@ export function createIdempotentCreates(options: {
     return finish(record, newPet, clientGone);
   }
 
-  async function createOnce(newPet: NewPet, request: IdempotentCreateRequest): Promise<IdempotentCreateResult> {
-    const id = `${request.apiKeyId} ${request.idempotencyKey}`;
+  async function createOnce(id: string, newPet: NewPet, clientGone: () => boolean): Promise<IdempotentCreateResult> {
     const fingerprint = fingerprintOf(newPet);
-    const { clientGone } = request;
     for (let attempt = 0; attempt < 3; attempt++) {
       const existing = await records.find(id);
       if (existing && existing.createdAt.getTime() <= now() - retentionMs) {
@@ -141,10 +139,10 @@ export function createIdempotentCreates(options: {
      * key stays "running" here until it ends, so a retry meanwhile is told to wait (409), not run twice.
      */
     async create(newPet: NewPet, request: IdempotentCreateRequest): Promise<IdempotentCreateResult> {
-      const id = `${request.apiKeyId} ${request.idempotencyKey}`;
+      const id = idempotencyRecordId(request.apiKeyId, request.idempotencyKey);
       if (running.has(id)) throw new IdempotencyKeyInUseError(1);
       running.add(id);
-      const work = createOnce(newPet, request).finally(() => running.delete(id));
+      const work = createOnce(id, newPet, request.clientGone).finally(() => running.delete(id));
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(
