@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import { DatabaseUnavailableError } from '../errors.ts';
+import { translated } from './driver-errors.ts';
 
 /**
  * Runs `work` with a signal that aborts after `ms` with a DatabaseUnavailableError. The driver
@@ -17,6 +18,18 @@ export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) =>
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * How a repository makes each call: bounded by `deadlineMs`, driver errors translated to domain
+ * errors, and every outage told to `onDatabaseUnavailable` under the call's name (a metric).
+ */
+export function createDatabaseCalls(deadlineMs: number, onDatabaseUnavailable?: (operation: string) => void) {
+  return <T>(operation: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    withDeadline(deadlineMs, (signal) => translated(work(signal))).catch((error: unknown) => {
+      if (error instanceof DatabaseUnavailableError) onDatabaseUnavailable?.(operation);
+      throw error;
+    });
 }
 
 /** The driver honours `signal` on every operation; its types list it on reads only. */

@@ -1,7 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import { withDeadline, withSignal } from '../db/deadline.ts';
-import { isDuplicateKey, translated } from '../db/driver-errors.ts';
-import { DatabaseUnavailableError } from '../errors.ts';
+import { createDatabaseCalls, withSignal } from '../db/deadline.ts';
+import { isDuplicateKey } from '../db/driver-errors.ts';
 import { DEFAULT_DEADLINE_MS } from '../pets/pet-repository.ts';
 
 /** One Idempotency-Key of one API key: which request it was first used for, and the pet it creates. */
@@ -38,11 +37,8 @@ export function createIdempotencyStore(
 ) {
   const records: Collection<IdempotencyRecord> = db.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION);
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-  const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) =>
-    withDeadline(deadlineMs, (signal) => translated(work(signal))).catch((error: unknown) => {
-      if (error instanceof DatabaseUnavailableError) options.onDatabaseUnavailable?.('idempotencyKeys');
-      throw error;
-    });
+  const call = createDatabaseCalls(deadlineMs, options.onDatabaseUnavailable);
+  const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) => call('idempotencyKeys', work);
 
   return {
     find: (id: string) => bounded((signal) => records.findOne({ _id: id }, { signal })),

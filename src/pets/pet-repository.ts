@@ -1,14 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Collection, Db } from 'mongodb';
-import { createSerialQueue, withDeadline, withSignal } from '../db/deadline.ts';
-import { isDuplicateKey, translated } from '../db/driver-errors.ts';
-import {
-  ClientGoneError,
-  CorruptPetError,
-  DatabaseUnavailableError,
-  IdAllocationError,
-  PetIdTakenError,
-} from '../errors.ts';
+import { createDatabaseCalls, createSerialQueue, withSignal } from '../db/deadline.ts';
+import { isDuplicateKey } from '../db/driver-errors.ts';
+import { ClientGoneError, CorruptPetError, IdAllocationError, PetIdTakenError } from '../errors.ts';
 import { MAX_INT64_EXACT, type NewPet, type Pet, type PetPage, type PetPageQuery } from './pet.ts';
 import { describeId, type PetDocument, readPet, type StoredDocument, toPet } from './pet-document.ts';
 
@@ -217,12 +211,7 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
     return { pets: found.slice(0, limit), hasNextPage: found.length > limit };
   }
 
-  /** One call: bounded by the deadline, driver errors translated, outages counted. */
-  const call = <T>(operation: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> =>
-    withDeadline(deadlineMs, (signal) => translated(work(signal))).catch((error: unknown) => {
-      if (error instanceof DatabaseUnavailableError) options.onDatabaseUnavailable?.(operation);
-      throw error;
-    });
+  const call = createDatabaseCalls(deadlineMs, options.onDatabaseUnavailable);
   const never = () => false;
   return {
     create: (newPet, { clientGone = never, id } = {}) =>
