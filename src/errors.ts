@@ -3,6 +3,9 @@
  * types. The repository turns driver errors into these; the GraphQL layer gives each a code and an
  * HTTP status. `expected` errors are operating conditions (logged without a stack), not bugs.
  */
+/** How long a client is told to wait before retrying after a 503 (database, drain, a client that left). */
+export const RETRY_AFTER_SECONDS = 5;
+
 export abstract class DomainError extends Error {
   abstract readonly code: string;
   abstract readonly expected: boolean;
@@ -13,7 +16,7 @@ export class DatabaseUnavailableError extends DomainError {
   readonly code = 'SERVICE_UNAVAILABLE';
   readonly expected = true;
   /** Seconds a client should wait before retrying. */
-  readonly retryAfterSeconds = 5;
+  readonly retryAfterSeconds = RETRY_AFTER_SECONDS;
 
   constructor(options?: { cause?: unknown }) {
     super('The database is unavailable; try again shortly', options);
@@ -93,5 +96,16 @@ export class IdempotencyKeyInUseError extends DomainError {
   constructor(readonly retryAfterSeconds: number) {
     super('A request with this Idempotency-Key is still being processed; retry after it finishes');
     this.name = 'IdempotencyKeyInUseError';
+  }
+}
+
+/** The request's Idempotency-Key header is not one a create can be keyed by (400). */
+export class InvalidIdempotencyKeyError extends DomainError {
+  readonly code = 'BAD_USER_INPUT';
+  readonly expected = true;
+
+  constructor(readonly reason: string) {
+    super(`Invalid value for "Idempotency-Key": ${reason}`);
+    this.name = 'InvalidIdempotencyKeyError';
   }
 }
