@@ -4,11 +4,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useSofa } from '@graphql-yoga/plugin-sofa';
 import { createYoga } from 'graphql-yoga';
+import { parseConfig } from '../src/config.ts';
+import type { Context, RequestIdentity } from '../src/context.ts';
 import { schema } from '../src/graphql/schema/index.ts';
+import { createIdempotentCreates } from '../src/idempotency/idempotent-create.ts';
 import { createLogger } from '../src/logger.ts';
+import { createMetrics } from '../src/metrics/metrics.ts';
+import { createPetUseCase } from '../src/pets/create-pet.ts';
 import type { NewPet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 import { createService } from '../src/service.ts';
+import { memoryStoresAround } from './memory-stores.ts';
 import type { Target } from './protocol.ts';
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -16,7 +22,6 @@ export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 /** Where the peer mounts its generated routes: GET /sofa/pet/:id, GET /sofa/pets, POST /sofa/create-pet. */
 export const SOFA_BASE_PATH = '/sofa';
 export const REST_BASE_PATH = '/v1';
-const MAX_BODY_BYTES = 16_384;
 
 /** The floor: routing, the same repository call, JSON; no auth, no logging, no GraphQL, no limits. */
 export function floorListener(pets: PetRepository): Listener {
@@ -55,19 +60,26 @@ export interface Targets {
 
 /** All five over one repository; our service gets the key the load generator sends. */
 export function createTargets(pets: PetRepository, apiKey: string): Targets {
+  const stores = memoryStoresAround(pets);
   const service = createService({
-    pets,
-    apiKeys: [apiKey],
+    // One key drives all the load: the limits themselves stay on the path, but never trip.
+    config: parseConfig({ API_KEYS: apiKey, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_BURST: '1000000' }),
+    stores,
     // Level info to a real (if discarded) destination: the access log is part of what users run.
     logger: createLogger('info', '/dev/null'),
-    restBasePath: REST_BASE_PATH,
-    maxBodyBytes: MAX_BODY_BYTES,
-    checkDatabase: async () => {},
-    // One key drives all the load: the limits themselves stay on the path, but never trip.
-    rateLimits: { perKey: { rate: 1e9, burst: 1e9 }, authFailures: { rate: 1e9, burst: 1e9 } },
+    metrics: createMetrics(),
   });
-  // The peers get the same schema and the context shape our resolvers read, and nothing else.
-  const context = () => ({ pets, keyId: 'bench', clientGone: () => false });
+  // The peers get the same schema and the context our resolvers read, and nothing else.
+  const records = stores.idempotencyRecords;
+  const createPet = createPetUseCase(pets, createIdempotentCreates({ pets, records, retentionMs: 3_600_000 }));
+  const identity: RequestIdentity = {
+    face: 'graphql',
+    keyId: 'bench',
+    clientGone: () => false,
+    setResponseHeader: () => {},
+    headerValues: () => undefined,
+  };
+  const context = (): Context => ({ pets, createPet, identity });
   const sofa = createYoga({ schema, context, plugins: [useSofa({ basePath: SOFA_BASE_PATH })] });
   const yoga = createYoga({ schema, context });
   return {

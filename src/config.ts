@@ -2,19 +2,6 @@ import { z } from 'zod';
 import type { RateLimitSettings } from './edge/rate-limits.ts';
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
 
-/** Largest GraphQL request body by default: a generous query with variables is a few KB. */
-export const DEFAULT_MAX_GRAPHQL_BODY_BYTES = 65_536;
-
-/** Most pets one GraphQL operation may ask for, summed over its list fields (REST pages hold at most 100). */
-export const DEFAULT_MAX_GRAPHQL_LIST_ITEMS = 500;
-
-/** Requests per second per API key, and the most it may send in one second (a burst). */
-export const DEFAULT_RATE_LIMIT_PER_KEY = 100;
-export const DEFAULT_RATE_LIMIT_BURST = 200;
-/** Failed authentications per second per client address, and the burst. */
-export const DEFAULT_AUTH_FAILURE_LIMIT = 10;
-export const DEFAULT_AUTH_FAILURE_BURST = 20;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const apiKeyList = z
@@ -55,15 +42,16 @@ const envSchema = z.object({
     .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /v1, without a trailing slash')
     .default('/v1'),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
-  MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(DEFAULT_MAX_GRAPHQL_BODY_BYTES),
+  // A generous query with variables is a few KB.
+  MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // Below 100 the REST list route (limit up to 100) would trip it.
-  MAX_GRAPHQL_LIST_ITEMS: z.coerce.number().int().min(100).max(100_000).default(DEFAULT_MAX_GRAPHQL_LIST_ITEMS),
-  // 0 turns a limit off.
-  RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_RATE_LIMIT_PER_KEY),
-  RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_RATE_LIMIT_BURST),
-  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_AUTH_FAILURE_LIMIT),
-  AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_AUTH_FAILURE_BURST),
+  MAX_GRAPHQL_LIST_ITEMS: z.coerce.number().int().min(100).max(100_000).default(500),
+  // Requests per second per key and the most in one second; failed authentications per address. 0 turns one off.
+  RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).max(1_000_000).default(100),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(200),
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
+  AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(20),
   // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().min(1).optional(),
@@ -103,10 +91,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
   return { ok: true, config };
 }
 
-/** The rate limits of a configuration, as createService takes them. */
+/** A configuration from variables that must be valid (tests, the benchmark); throws listing the problems. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const loaded = loadConfig(env);
+  if (!loaded.ok) throw new Error(`invalid configuration: ${loaded.problems.join('; ')}`);
+  return loaded.config;
+}
+
+/** The rate limits of a configuration, as the edge takes them. */
 export function rateLimitsOf(config: Config): RateLimitSettings {
   return {
     perKey: { rate: config.RATE_LIMIT_PER_KEY, burst: config.RATE_LIMIT_BURST },
     authFailures: { rate: config.AUTH_FAILURE_LIMIT, burst: config.AUTH_FAILURE_BURST },
   };
 }
+
+/** Every default, as the schema above applies it: for tests and tools that name one. */
+export const DEFAULTS: Config = parseConfig({});

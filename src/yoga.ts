@@ -1,7 +1,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { Context, RequestIdentity } from './context.ts';
+import type { Context, ServerContext } from './context.ts';
 import { useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
 import { useOperationMetrics } from './graphql/operation-metrics.ts';
@@ -14,7 +14,7 @@ import type { Metrics } from './metrics/metrics.ts';
 export const GRAPHQL_ENDPOINT = '/graphql';
 
 export interface GraphQLServerOptions {
-  createContext: (identity: RequestIdentity) => Context;
+  createContext: (serverContext: ServerContext) => Context;
   logger: Logger;
   /** Most pets one operation may ask for (see useListSizeLimit). */
   maxListItems: number;
@@ -26,7 +26,7 @@ export interface GraphQLServerOptions {
  * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
  */
 export function createGraphQLServer({ createContext, logger, maxListItems, metrics }: GraphQLServerOptions) {
-  return createYoga<RequestIdentity, Context>({
+  return createYoga<ServerContext, Context>({
     schema,
     context: createContext,
     graphqlEndpoint: GRAPHQL_ENDPOINT,

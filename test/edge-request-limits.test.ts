@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_GRAPHQL_BODY_BYTES } from '../src/config.ts';
+import { DEFAULTS } from '../src/config.ts';
 import { createHttpServer, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../src/http/server.ts';
 import { AUTH, type TestServer, useTestServer } from './support/test-server.ts';
 
@@ -44,14 +44,14 @@ describe('GraphQL request bodies', () => {
   const server = useTestServer();
   const small = useTestServer({ maxGraphQLBodyBytes: SMALL_LIMIT });
 
-  it(`with the default limit (${DEFAULT_MAX_GRAPHQL_BODY_BYTES} bytes), then a body of exactly it is served`, async () => {
-    const response = await postGraphQL(server, [bodyOfSize(DEFAULT_MAX_GRAPHQL_BODY_BYTES)]);
+  it(`with the default limit (${DEFAULTS.MAX_GRAPHQL_BODY_BYTES} bytes), then a body of exactly it is served`, async () => {
+    const response = await postGraphQL(server, [bodyOfSize(DEFAULTS.MAX_GRAPHQL_BODY_BYTES)]);
     expect(response.status).toBe(200);
     expect(response.body.data).toEqual({ __typename: 'Query' });
   });
 
   it('with the default limit, then one byte more gets 413 PAYLOAD_TOO_LARGE, shaped as GraphQL', async () => {
-    const response = await postGraphQL(server, [bodyOfSize(DEFAULT_MAX_GRAPHQL_BODY_BYTES + 1)]);
+    const response = await postGraphQL(server, [bodyOfSize(DEFAULTS.MAX_GRAPHQL_BODY_BYTES + 1)]);
     expect(response.status).toBe(413);
     expect(response.body.errors?.[0]?.extensions?.code).toBe('PAYLOAD_TOO_LARGE');
     expect(response.headers.connection).toBe('close');

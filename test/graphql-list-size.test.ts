@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_GRAPHQL_LIST_ITEMS } from '../src/config.ts';
+import { DEFAULTS } from '../src/config.ts';
 import { dataOf, executeGraphQL, expectBadUserInput, firstError } from './support/graphql-client.ts';
 import { expectError } from './support/openapi-contract.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { AUTH, startServerWithLostDatabase, type TestServer, useTestServer } from './support/test-server.ts';
 
 /** `count` aliases of one list field, each with these arguments. */
@@ -17,7 +17,7 @@ function expectTooLarge(response: Awaited<ReturnType<typeof executeGraphQL>>, it
   expect(firstError(response).message).toContain(`at most ${maxItems}`);
 }
 
-describe(`with the default list-size limit (${DEFAULT_MAX_GRAPHQL_LIST_ITEMS} pets per operation)`, () => {
+describe(`with the default list-size limit (${DEFAULTS.MAX_GRAPHQL_LIST_ITEMS} pets per operation)`, () => {
   const server = useTestServer();
   const rest = restClient(server);
 
@@ -74,7 +74,7 @@ describe('with a list-size limit of 100', () => {
 
   it('then the REST list route at its largest page (limit=100) never trips it', async () => {
     const response = await rest.listPets('?limit=100');
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
   });
 
   it('then two GraphQL lists of 60 are refused', async () => {

@@ -7,6 +7,9 @@ export const ISSUED_KEYS_REFRESH_MS = 2_000;
 /** Last uses are written at most this often per key: a write per request would double the load. */
 export const LAST_USED_FLUSH_MS = 60_000;
 
+/** What the sync reads keys from and writes last uses to: the apiKeys collection, or memory in the benchmark. */
+export type IssuedKeySource = Pick<ApiKeyStore, 'active' | 'recordUse'>;
+
 export interface IssuedKeysSync {
   /** Settles after the first read of the collection (failed or not): the service may listen then. */
   firstRead: Promise<void>;
@@ -22,7 +25,7 @@ export interface IssuedKeysSync {
  */
 export function syncIssuedKeys(options: {
   ring: KeyRing;
-  store: ApiKeyStore;
+  store: IssuedKeySource;
   logger: Logger;
   onDatabaseError?: (operation: string) => void;
   refreshMs?: number;

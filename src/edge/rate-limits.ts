@@ -75,6 +75,32 @@ function refusal(policy: Policy, result: RateLimiterRes, message: string): Refus
   };
 }
 
+/** Addresses over their failed-authentication limit, refused with one Map read until their window ends. */
+function createBlockList() {
+  const blockedUntil = new Map<string, { until: number; refusal: Refusal }>();
+  return {
+    block(address: string, result: RateLimiterRes, answer: Refusal): void {
+      const now = Date.now();
+      if (blockedUntil.size >= BLOCKED_SWEEP_AT) {
+        for (const [other, { until }] of blockedUntil) if (until <= now) blockedUntil.delete(other);
+      }
+      blockedUntil.set(address, { until: now + result.msBeforeNext, refusal: answer });
+    },
+    refusalFor(address: string): Refusal | undefined {
+      if (blockedUntil.size === 0) return undefined;
+      const blocked = blockedUntil.get(address);
+      if (!blocked) return undefined;
+      const left = blocked.until - Date.now();
+      if (left > 0) {
+        const retryAfter = String(Math.max(1, seconds(left)));
+        return { ...blocked.refusal, headers: { ...blocked.refusal.headers, 'Retry-After': retryAfter } };
+      }
+      blockedUntil.delete(address);
+      return undefined;
+    },
+  };
+}
+
 export interface RateLimitsOptions extends RateLimitSettings {
   logger: Logger;
   store?: LimiterStore;
@@ -88,7 +114,7 @@ export interface RateLimitsOptions extends RateLimitSettings {
 export function createRateLimits({ perKey, authFailures, logger, store = memoryLimiterStore }: RateLimitsOptions) {
   const keys = createPolicy('default', perKey, store);
   const failures = createPolicy('auth-failures', authFailures, store);
-  const blockedUntil = new Map<string, { until: number; refusal: Refusal }>();
+  const blocked = createBlockList();
 
   /** A store that fails (a database behind it) must not take the API down: let the request through. */
   function storeFailed(error: unknown): undefined {
@@ -96,28 +122,9 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     return undefined;
   }
 
-  function block(address: string, result: RateLimiterRes, answer: Refusal): void {
-    const now = Date.now();
-    if (blockedUntil.size >= BLOCKED_SWEEP_AT) {
-      for (const [other, { until }] of blockedUntil) if (until <= now) blockedUntil.delete(other);
-    }
-    blockedUntil.set(address, { until: now + result.msBeforeNext, refusal: answer });
-  }
-
   return {
     /** The refusal for an address over its failed-authentication limit, before its key is looked at. */
-    blockedAddress(address: string): Refusal | undefined {
-      if (blockedUntil.size === 0) return undefined;
-      const blocked = blockedUntil.get(address);
-      if (!blocked) return undefined;
-      const left = blocked.until - Date.now();
-      if (left > 0) {
-        const retryAfter = String(Math.max(1, seconds(left)));
-        return { ...blocked.refusal, headers: { ...blocked.refusal.headers, 'Retry-After': retryAfter } };
-      }
-      blockedUntil.delete(address);
-      return undefined;
-    },
+    blockedAddress: blocked.refusalFor,
 
     /** Counts a failed authentication: the 401's RateLimit fields, or a refusal once over the limit. */
     failedAuthentication(address: string): Promise<{ headers: Record<string, string>; refusal?: Refusal }> | undefined {
@@ -127,7 +134,7 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
         (rejected: unknown) => {
           if (!(rejected instanceof RateLimiterRes)) return storeFailed(rejected) ?? { headers: {} };
           const answer = refusal(failures, rejected, 'Too many failed authentications from this address');
-          block(address, rejected, answer);
+          blocked.block(address, rejected, answer);
           return { headers: answer.headers, refusal: answer };
         },
       );

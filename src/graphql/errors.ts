@@ -7,6 +7,8 @@ import {
   type DomainError,
   IdempotencyKeyInUseError,
   IdempotencyKeyReusedError,
+  InvalidIdempotencyKeyError,
+  RETRY_AFTER_SECONDS,
 } from '../errors.ts';
 
 /** The `extensions.code` values this API puts on GraphQL errors. */
@@ -43,8 +45,6 @@ export function unexpectedError(): GraphQLError {
   });
 }
 
-const RETRY_AFTER_SECONDS = 5;
-
 /**
  * A domain error as clients see it: its code and status; the message only when it is not a bug or
  * names the one pet that failed. A client that has gone gets the same 503 as an outage: no one reads
@@ -72,6 +72,12 @@ export function fromDomainError(error: DomainError): GraphQLError {
   if (error instanceof IdempotencyKeyReusedError) {
     return createGraphQLError(error.message, {
       extensions: { code: ErrorCode.IDEMPOTENCY_KEY_REUSED, http: { status: 422 } },
+    });
+  }
+  // A header, not a variable: 400 on both faces, whatever the GraphQL response's media type.
+  if (error instanceof InvalidIdempotencyKeyError) {
+    return createGraphQLError(error.message, {
+      extensions: { code: ErrorCode.BAD_USER_INPUT, field: 'Idempotency-Key', reason: error.reason, http: { status: 400 } },
     });
   }
   if (error instanceof CorruptPetError) {

@@ -20,8 +20,20 @@ import { LIST_LIMIT } from '../pets/pet.ts';
 import { listLimitRule } from '../pets/pet-rules.ts';
 import { badUserInput } from './errors.ts';
 
-/** The list fields whose length an argument sets, and that argument: what a query can ask for. */
-const SIZED_LISTS: Readonly<Record<string, string>> = { 'Query.pets': 'limit', 'Query.petsConnection': 'first' };
+/** A list field's size declaration, after the cost spec's `@listSize(slicingArguments:)`. */
+interface ListSize {
+  slicingArguments: readonly [string];
+}
+
+/** Declares on a schema field that this argument sets how many items the field returns. */
+export function listSize(slicingArgument: string): { listSize: ListSize } {
+  return { listSize: { slicingArguments: [slicingArgument] } };
+}
+
+/** The argument that sizes a list field, as the schema declares it; undefined for other fields. */
+function slicingArgumentOf(field: GraphQLField<unknown, unknown>): string | undefined {
+  return (field.extensions as { listSize?: ListSize }).listSize?.slicingArguments[0];
+}
 
 const INT_MIN = -(2 ** 31);
 const INT_MAX = 2 ** 31 - 1;
@@ -81,7 +93,7 @@ function visit(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedTyp
       if (!isObjectType(parent) && !isInterfaceType(parent)) continue;
       const field = parent.getFields()[selection.name.value];
       if (!field) continue;
-      const argument = SIZED_LISTS[`${parent.name}.${field.name}`];
+      const argument = slicingArgumentOf(field);
       const size = argument ? sizeOf(walk, field, argument, selection) : 1;
       if (argument) {
         walk.items += times * size;

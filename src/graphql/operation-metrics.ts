@@ -1,6 +1,6 @@
 import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../context.ts';
+import type { ServerContext } from '../context.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 
 function operationOf(document: DocumentNode, operationName?: string | null) {
@@ -15,16 +15,16 @@ function operationOf(document: DocumentNode, operationName?: string | null) {
  * envelop but are counted as HTTP routes already, so only the GraphQL face is counted here. First
  * among the plugins, so it also sees results that a later plugin sets before execution.
  */
-export function useOperationMetrics(metrics: Metrics): Plugin<Context> {
+export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
   return {
     onValidate:
       ({ params, context }) =>
       ({ result }) => {
-        if (result.length === 0 || context.face !== 'graphql') return;
+        if (result.length === 0 || context.identity.face !== 'graphql') return;
         metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error');
       },
     onExecute: ({ args }) => {
-      if ((args.contextValue as Context).face !== 'graphql') return;
+      if ((args.contextValue as ServerContext).identity.face !== 'graphql') return;
       const { name, type } = operationOf(args.document, args.operationName);
       return {
         onExecuteDone: ({ result }) => {

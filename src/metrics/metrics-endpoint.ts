@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { sendJson } from '../http/send-json.ts';
+import { sendError } from '../http/send-error.ts';
 import type { Metrics } from './metrics.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -15,7 +15,7 @@ export function createMetricsHandler(metrics: Metrics, logger: Logger): Handler 
       },
       (error: unknown) => {
         logger.error({ err: error }, 'collecting the metrics failed');
-        sendJson(res, 500, { code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.', status: 500 });
+        sendError(res, 'rest', { status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' });
       },
     );
 }
@@ -25,6 +25,6 @@ export function createMetricsListener(sendMetrics: Handler): Handler {
   return (req, res) => {
     const path = req.url?.split('?')[0];
     if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) return sendMetrics(req, res);
-    sendJson(res, 404, { code: 'ROUTE_NOT_FOUND', message: `No route ${req.method} ${path}`, status: 404 });
+    sendError(res, 'rest', { status: 404, code: 'ROUTE_NOT_FOUND', message: `No route ${req.method} ${path}` });
   };
 }

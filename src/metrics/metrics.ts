@@ -1,5 +1,6 @@
 import type { MongoClient } from 'mongodb';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { watchConnectionPool } from './connection-pool.ts';
 
 /**
  * Node's process metrics (CPU, memory, event loop lag, GC, handles), registered once per process:
@@ -22,66 +23,62 @@ const MAX_OPERATION_NAME_LENGTH = 64;
 
 export type Outcome = 'success' | 'error';
 
+/** The service's own metrics, registered in `registry`. */
+function defineMetrics(registry: Registry) {
+  const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
+  return {
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from a request arriving to its response being sent, by route template, method and status.',
+      labelNames: ['route', 'method', 'status'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    graphqlOperations: counter(
+      'graphql_operations_total',
+      'GraphQL operations on /graphql by operation name, type and outcome (error: any error in the result).',
+      ['operation', 'type', 'outcome'],
+    ),
+    deprecatedUses: counter(
+      'deprecated_operation_requests_total',
+      'Requests to deprecated REST operations, by operation and API key id: who still has to migrate.',
+      ['operation', 'key_id'],
+    ),
+    rateLimited: counter(
+      'rate_limited_requests_total',
+      'Requests refused with 429, by limit: per API key, or per address for failed authentication.',
+      ['limit'],
+    ),
+    authFailures: counter(
+      'authentication_failures_total',
+      'Requests refused with 401, by reason: no key sent, or a key that is unknown, revoked or expired.',
+      ['reason'],
+    ),
+    databaseErrors: counter(
+      'database_errors_total',
+      'Database calls that failed: the database was unreachable or did not answer in time (any failed read of the API keys).',
+      ['operation'],
+    ),
+    idempotentReplays: counter(
+      'idempotent_replays_total',
+      'Creates answered from an earlier request with the same Idempotency-Key instead of adding a pet.',
+    ),
+    poolInUse: gauge('mongodb_pool_connections_in_use', 'Database connections checked out by an operation right now.'),
+    poolOpen: gauge('mongodb_pool_connections', 'Database connections open right now, idle or in use.'),
+  };
+}
+
 /**
  * The service's Prometheus metrics (prom-client). Labels are route templates, operation names and
  * key ids: never raw paths or keys, so their number stays bounded whatever clients send.
  */
 export function createMetrics() {
   const registry = new Registry();
-  const registers = [registry];
-
-  const httpDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from a request arriving to its response being sent, by route template, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
-  const graphqlOperations = new Counter({
-    name: 'graphql_operations_total',
-    help: 'GraphQL operations on /graphql by operation name, type and outcome (error: any error in the result).',
-    labelNames: ['operation', 'type', 'outcome'] as const,
-    registers,
-  });
-  const deprecatedUses = new Counter({
-    name: 'deprecated_operation_requests_total',
-    help: 'Requests to deprecated REST operations, by operation and API key id: who still has to migrate.',
-    labelNames: ['operation', 'key_id'] as const,
-    registers,
-  });
-  const rateLimited = new Counter({
-    name: 'rate_limited_requests_total',
-    help: 'Requests refused with 429, by limit: per API key, or per address for failed authentication.',
-    labelNames: ['limit'] as const,
-    registers,
-  });
-  const authFailures = new Counter({
-    name: 'authentication_failures_total',
-    help: 'Requests refused with 401, by reason: no key sent, or a key that is unknown, revoked or expired.',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-  const databaseErrors = new Counter({
-    name: 'database_errors_total',
-    help: 'Database calls that failed: the database was unreachable or did not answer in time (any failed read of the API keys).',
-    labelNames: ['operation'] as const,
-    registers,
-  });
-  const idempotentReplays = new Counter({
-    name: 'idempotent_replays_total',
-    help: 'Creates answered from an earlier request with the same Idempotency-Key instead of adding a pet.',
-    registers,
-  });
-  const poolInUse = new Gauge({
-    name: 'mongodb_pool_connections_in_use',
-    help: 'Database connections checked out by an operation right now.',
-    registers,
-  });
-  const poolOpen = new Gauge({
-    name: 'mongodb_pool_connections',
-    help: 'Database connections open right now, idle or in use.',
-    registers,
-  });
+  const { httpDuration, graphqlOperations, deprecatedUses, rateLimited, authFailures, databaseErrors, ...rest } =
+    defineMetrics(registry);
   const operationNames = new Set<string>();
 
   return {
@@ -109,40 +106,9 @@ export function createMetrics() {
     countRateLimited: (limit: 'per_key' | 'auth_failures') => rateLimited.inc({ limit }),
     countAuthFailure: (reason: 'missing' | 'invalid') => authFailures.inc({ reason }),
     countDatabaseError: (operation: string) => databaseErrors.inc({ operation }),
-    countIdempotentReplay: () => idempotentReplays.inc(),
-
-    /**
-     * Follows the driver's connection pool events (CMAP), which every MongoClient emits. Connections
-     * are tracked by id, so those made before this was called count from their first use on.
-     */
-    watchConnectionPool(client: MongoClient): void {
-      const open = new Set<string>();
-      const inUse = new Set<string>();
-      const idOf = (event: { address: string; connectionId: number | '<monitor>' }) =>
-        `${event.address}/${event.connectionId}`;
-      const update = () => {
-        poolOpen.set(open.size);
-        poolInUse.set(inUse.size);
-      };
-      client.on('connectionCreated', (event) => {
-        open.add(idOf(event));
-        update();
-      });
-      client.on('connectionCheckedOut', (event) => {
-        open.add(idOf(event));
-        inUse.add(idOf(event));
-        update();
-      });
-      client.on('connectionCheckedIn', (event) => {
-        inUse.delete(idOf(event));
-        update();
-      });
-      client.on('connectionClosed', (event) => {
-        open.delete(idOf(event));
-        inUse.delete(idOf(event));
-        update();
-      });
-    },
+    countIdempotentReplay: () => rest.idempotentReplays.inc(),
+    /** Shows the driver's connection pool (its CMAP events) in the pool gauges. */
+    watchConnectionPool: (client: MongoClient) => watchConnectionPool(client, rest.poolOpen, rest.poolInUse),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { GraphQLError } from 'graphql';
+import type { HttpError } from '../http/send-error.ts';
 
 /** The closed set of `code` values of REST Error bodies, each with its one HTTP status. */
 export const REST_ERRORS = {
@@ -19,7 +20,7 @@ export const REST_ERRORS = {
 export type RestErrorCode = keyof typeof REST_ERRORS;
 
 /** A request the adapter refuses before or instead of running an operation. */
-export class RestError extends Error {
+export class RestError extends Error implements HttpError {
   readonly status: number;
 
   constructor(
@@ -31,22 +32,10 @@ export class RestError extends Error {
     this.name = 'RestError';
     this.status = REST_ERRORS[code];
   }
-
-  /** The contract's Error body. */
-  toBody(): { code: RestErrorCode; message: string; status: number } {
-    return { code: this.code, message: this.message, status: this.status };
-  }
 }
 
 export function invalidParameter(name: string, reason: string): RestError {
   return new RestError('BAD_USER_INPUT', `Invalid value for "${name}": ${reason}`);
-}
-
-/** Renames a GraphQL argument path (`input.name`, `first`) to the REST name (`name`, `limit`). */
-function restFieldName(field: string, renames: Readonly<Record<string, string>>): string {
-  const [head = '', ...rest] = field.split('.');
-  const renamed = renames[head] ?? head;
-  return [renamed, ...rest].filter((part) => part !== '').join('.') || 'body';
 }
 
 function stringHeaders(value: unknown): Record<string, string> {
@@ -64,7 +53,10 @@ function isRestCode(code: unknown): code is RestErrorCode {
  * A GraphQL error as a REST Error: its code and the status it carries in `extensions.http`. A code
  * outside the contract's set, or a status that disagrees with it, is a bug: 500, already logged.
  */
-export function restErrorFromGraphQL(error: GraphQLError, renames: Readonly<Record<string, string>> = {}): RestError {
+export function restErrorFromGraphQL(
+  error: GraphQLError,
+  restField: (graphqlPath: string) => string = (path) => path,
+): RestError {
   const { code, field, reason, http } = error.extensions as {
     code?: unknown;
     field?: unknown;
@@ -74,7 +66,7 @@ export function restErrorFromGraphQL(error: GraphQLError, renames: Readonly<Reco
   if (!isRestCode(code) || http?.status !== REST_ERRORS[code])
     return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
   if (code === 'BAD_USER_INPUT' && typeof field === 'string' && typeof reason === 'string') {
-    return invalidParameter(restFieldName(field, renames), reason);
+    return invalidParameter(restField(field), reason);
   }
   return new RestError(code, error.message, stringHeaders(http.headers));
 }

@@ -1,12 +1,13 @@
 import type { ResultOf, TypedDocumentNode } from '@graphql-typed-document-node/core';
-import type { GraphQLEnumType } from 'graphql';
+import { type PetStatusName, petStatusName } from '../graphql/schema/pet-status.ts';
+import { PET_STATUSES, type PetStatus } from '../pets/pet.ts';
 import type { RestPetFragment } from './__generated__/graphql.ts';
 import { invalidParameter, RestError } from './http-errors.ts';
 import { CreatePetOperation, GetPetOperation, ListPetsOperation } from './operations.ts';
 
-/** What a route sees of a request once it is authenticated and its body parsed. */
+/** What an operation sees of a request once it is authenticated and its body parsed. */
 export interface RestRequest {
-  pathParams: Record<string, string>;
+  pathParams: Readonly<Record<string, string>>;
   query: URLSearchParams;
   body: unknown;
   basePath: string;
@@ -18,25 +19,8 @@ export interface RestResult {
   headers?: Record<string, string>;
 }
 
-/** Translates between the contract's lower-case status values and the GraphQL enum's names. */
-export interface StatusCodec {
-  toName(value: string): string | undefined;
-  toValue(name: string): string;
-  values: readonly string[];
-}
-
-export function createStatusCodec(petStatus: GraphQLEnumType): StatusCodec {
-  const entries = petStatus.getValues().map(({ name, value }) => [String(value), name] as const);
-  const names = new Map(entries);
-  const values = new Map(entries.map(([value, name]) => [name, value]));
-  return {
-    toName: (value) => names.get(value),
-    toValue: (name) => values.get(name) ?? name,
-    values: [...names.keys()],
-  };
-}
-
-export interface Route<TData = unknown> {
+/** One operation of the contract: the GraphQL document it runs and how HTTP maps to and from it. */
+export interface RestOperation<TData = unknown> {
   operationId: string;
   method: 'GET' | 'POST';
   /** OpenAPI-style template relative to the base path. */
@@ -44,12 +28,16 @@ export interface Route<TData = unknown> {
   document: TypedDocumentNode<TData, never>;
   hasBody: boolean;
   deprecated?: boolean;
-  /** GraphQL argument names that the contract spells differently, for error messages. */
-  renames: Readonly<Record<string, string>>;
+  /** The contract's name for a GraphQL argument path (`first` -> `limit`), for error messages. */
+  restField(graphqlPath: string): string;
   /** Request parts to variables; throws a 400 RestError for a part that cannot become one. */
-  variables(request: RestRequest, status: StatusCodec): Record<string, unknown>;
-  respond(data: TData, request: RestRequest, status: StatusCodec): RestResult;
+  variables(request: RestRequest): Record<string, unknown>;
+  respond(data: TData, request: RestRequest): RestResult;
 }
+
+/** The contract's status values and the GraphQL enum's names, both from the domain's one list. */
+const STATUS_NAMES = new Map<unknown, PetStatusName>(PET_STATUSES.map((status) => [status, petStatusName(status)]));
+const STATUS_VALUES = new Map<string, PetStatus>(PET_STATUSES.map((status) => [petStatusName(status), status]));
 
 function single(query: URLSearchParams, name: string): string | undefined {
   const all = query.getAll(name);
@@ -64,33 +52,35 @@ function integerParam(query: URLSearchParams, name: string): number | undefined 
   return Number(raw);
 }
 
-function statusName(raw: unknown, name: string, status: StatusCodec): string | undefined {
+function statusName(raw: unknown, name: string): PetStatusName | undefined {
   if (raw === undefined) return undefined;
-  const found = typeof raw === 'string' ? status.toName(raw) : undefined;
-  if (!found) throw invalidParameter(name, `must be one of ${status.values.join(', ')}`);
+  const found = STATUS_NAMES.get(raw);
+  if (!found) throw invalidParameter(name, `must be one of ${PET_STATUSES.join(', ')}`);
   return found;
 }
 
 /** GraphQL gives ids as strings and nulls for unset fields; the contract wants numbers and absence. */
-function toRestPet(pet: RestPetFragment, status: StatusCodec): Record<string, unknown> {
+function toRestPet(pet: RestPetFragment): Record<string, unknown> {
   const rest: Record<string, unknown> = { id: Number(pet.id), name: pet.name, categoryId: pet.categoryId };
-  if (pet.status) rest.status = status.toValue(pet.status);
+  if (pet.status) rest.status = STATUS_VALUES.get(pet.status);
   return rest;
 }
 
-const listPets: Route<ResultOf<typeof ListPetsOperation>> = {
+const LIST_FIELDS: Readonly<Record<string, string>> = { first: 'limit', after: 'cursor' };
+
+const listPets: RestOperation<ResultOf<typeof ListPetsOperation>> = {
   operationId: 'listPets',
   method: 'GET',
   path: '/pets',
   document: ListPetsOperation,
   hasBody: false,
-  renames: { first: 'limit', after: 'cursor' },
-  variables: ({ query }, status) => ({
+  restField: (path) => LIST_FIELDS[path] ?? path,
+  variables: ({ query }) => ({
     limit: integerParam(query, 'limit'),
-    status: statusName(single(query, 'status'), 'status', status),
+    status: statusName(single(query, 'status'), 'status'),
     cursor: single(query, 'cursor'),
   }),
-  respond: ({ petsConnection }, { query, basePath }, status) => {
+  respond: ({ petsConnection }, { query, basePath }) => {
     const headers: Record<string, string> = {};
     const { hasNextPage, endCursor } = petsConnection.pageInfo;
     if (hasNextPage && endCursor) {
@@ -103,52 +93,54 @@ const listPets: Route<ResultOf<typeof ListPetsOperation>> = {
       next.set('cursor', endCursor);
       headers.Link = `<${basePath}/pets?${next.toString()}>; rel="next"`;
     }
-    return { status: 200, body: petsConnection.nodes.map((pet) => toRestPet(pet, status)), headers };
+    return { status: 200, body: petsConnection.nodes.map(toRestPet), headers };
   },
 };
 
-const createPet: Route<ResultOf<typeof CreatePetOperation>> = {
+const createPet: RestOperation<ResultOf<typeof CreatePetOperation>> = {
   operationId: 'createPet',
   method: 'POST',
   path: '/pets',
   document: CreatePetOperation,
   hasBody: true,
-  renames: { input: '' },
-  variables: ({ body }, status) => {
+  // The body is the NewPet input: `input.name` is the body's `name`.
+  restField: (path) => (path === 'input' ? 'body' : path.replace(/^input\./, '')),
+  variables: ({ body }) => {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new RestError('BAD_USER_INPUT', 'The request body must be a JSON object (a NewPet)');
     }
     const input: Record<string, unknown> = { ...body };
     // null goes on for GraphQL to refuse ("must not be null"); any other value must be a contract value.
-    if ('status' in input && input.status !== null) input.status = statusName(input.status, 'status', status);
+    if ('status' in input && input.status !== null) input.status = statusName(input.status, 'status');
     return { input };
   },
-  respond: ({ createPet: pet }, { basePath }, status) => ({
+  respond: ({ createPet: pet }, { basePath }) => ({
     status: 201,
-    body: toRestPet(pet, status),
+    body: toRestPet(pet),
     headers: { Location: `${basePath}/pets/${pet.id}` },
   }),
 };
 
-const getPet: Route<ResultOf<typeof GetPetOperation>> = {
+const getPet: RestOperation<ResultOf<typeof GetPetOperation>> = {
   operationId: 'getPet',
   method: 'GET',
   path: '/pets/{petId}',
   document: GetPetOperation,
   hasBody: false,
   deprecated: true,
-  renames: { id: 'petId' },
+  restField: (path) => (path === 'id' ? 'petId' : path),
   variables: ({ pathParams }) => ({ petId: pathParams.petId ?? '' }),
-  respond: ({ pet }, { pathParams }, status) => {
+  respond: ({ pet }, { pathParams }) => {
     // GraphQL says "no such pet" with null; the contract says it with 404.
     if (!pet) throw new RestError('PET_NOT_FOUND', `No pet has the id ${pathParams.petId}`);
-    return { status: 200, body: toRestPet(pet, status) };
+    return { status: 200, body: toRestPet(pet) };
   },
 };
 
-/** Erases each route's result type once, here, so the adapter can hold them in one table. */
-function untyped<TData>(route: Route<TData>): Route {
-  return route as unknown as Route;
+/** Erases each operation's result type once, here, so the table can hold them together. */
+function untyped<TData>(operation: RestOperation<TData>): RestOperation {
+  return operation as unknown as RestOperation;
 }
 
-export const routes: readonly Route[] = [untyped(listPets), untyped(createPet), untyped(getPet)];
+/** The contract's operations, in the order their paths are matched. */
+export const REST_OPERATIONS: readonly RestOperation[] = [untyped(listPets), untyped(createPet), untyped(getPet)];

@@ -1,5 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from '../http/send-json.ts';
+import type { IncomingMessage } from 'node:http';
 import type { AssetFile, ContentCoding } from './asset-manifest.ts';
 
 /** RFC 9110 §13.1.2: If-None-Match compares weakly, and `*` matches any current representation. */
@@ -27,27 +26,4 @@ export function preferredEncoding(acceptEncoding: string | undefined, file: Asse
   if (file.br && accepts('br')) return 'br';
   if (file.gzip && (accepts('gzip') || accepts('x-gzip'))) return 'gzip';
   return 'identity';
-}
-
-/** The service's error body shape, so clients parse one format whatever answered. */
-export function sendJsonError(
-  res: ServerResponse,
-  error: { status: number; code: string; message: string },
-  headers: Record<string, string> = {},
-): void {
-  const body = { code: error.code, message: error.message, status: error.status };
-  sendJson(res, error.status, body, { ...headers, 'Cache-Control': 'no-store' });
-}
-
-export const GET_AND_HEAD = 'GET, HEAD';
-
-/** Pages and files only read; any other method is answered like the REST routes answer it. */
-export function rejectUnlessReading(req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.method === 'GET' || req.method === 'HEAD') return false;
-  sendJsonError(
-    res,
-    { status: 405, code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not allowed here; use GET or HEAD` },
-    { Allow: GET_AND_HEAD },
-  );
-  return true;
 }

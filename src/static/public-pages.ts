@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PublicPages } from '../edge/edge.ts';
 import { createApiDocsPage } from './api-docs-page.ts';
 import { DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
 import { createGraphiQLPage } from './graphiql-page.ts';
@@ -36,7 +35,7 @@ const KEY_HINT =
   'Set your API key in the Headers tab (bottom left): replace <API_KEY> in {"Authorization": "Bearer <API_KEY>"}, then run a query. Until then the schema and docs cannot load.';
 
 /** GraphiQL, the REST API reference and their assets, built from the files `npm run build` wrote. */
-export function createPublicPages(options: PublicPagesOptions): PublicPages {
+export function createPublicPages(options: PublicPagesOptions) {
   const assets = createStaticAssets({ dir: options.assetsDir ?? DEFAULT_ASSETS_DIR, urlPrefix: '/assets' });
   const key = options.graphiqlApiKey;
   const graphiql = createGraphiQLPage({

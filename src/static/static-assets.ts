@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import sirv from 'sirv';
 import { ENCODING_SUFFIX, type MountedManifest, readAssetManifest } from './asset-manifest.ts';
-import { matchesIfNoneMatch, preferredEncoding, rejectUnlessReading, sendJsonError } from './http-conditional.ts';
+import { sendError } from '../http/send-error.ts';
+import { matchesIfNoneMatch, preferredEncoding } from './http-conditional.ts';
 
 /** Hashed names change with their content, so a browser may keep every file for good. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -24,7 +25,7 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
   const serveFile = sirv(options.dir, { dev: false, etag: false, gzip: false, brotli: false, extensions: [] });
 
   const notFound = (res: ServerResponse, path: string) =>
-    sendJsonError(res, { status: 404, code: 'ROUTE_NOT_FOUND', message: `No asset at ${path}` });
+    sendError(res, 'rest', { status: 404, code: 'ROUTE_NOT_FOUND', message: `No asset at ${path}` });
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
@@ -34,8 +35,6 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
       notFound(res, path);
       return;
     }
-    if (rejectUnlessReading(req, res)) return;
-
     const coding = preferredEncoding(req.headers['accept-encoding'], file);
     const variant = file[coding] ?? file.identity;
     res.setHeader('ETag', variant.etag);

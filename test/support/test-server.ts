@@ -1,17 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createApiKeyStore, ensureApiKeyIndexes } from '../../src/auth/api-key-store.ts';
+import { parseConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
 import type { RateLimitSettings } from '../../src/edge/rate-limits.ts';
 import { createHttpServer } from '../../src/http/server.ts';
-import { createIdempotencyStore, ensureIdempotencyIndexes } from '../../src/idempotency/idempotency-store.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
-import { createMongoPetRepository, ensurePetIndexes } from '../../src/pets/pet-repository.ts';
 import { createService, type Service } from '../../src/service.ts';
+import { createMongoStores, type Stores } from '../../src/stores.ts';
 
 export const API_KEY = 'test-key-aaaaaaaaaaaaaaaaaaaa';
 export const OTHER_API_KEY = 'test-key-bbbbbbbbbbbbbbbbbbbb';
@@ -44,10 +43,33 @@ export interface TestServerOptions {
   keepDatabase?: boolean;
   /** False: /metrics is only on the service's metricsListener, as with METRICS_PORT. */
   metricsOnMainPort?: boolean;
+  /** Wraps the stores the service gets (the real Mongo stores on the run's database). */
+  wrapStores?: (stores: Stores) => Stores;
+  /** Where the service logs: a silent logger unless given (TEST_LOG_LEVEL sets its level). */
+  logger?: Logger;
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
 const TEST_RATE_LIMITS: RateLimitSettings = { perKey: UNREACHABLE, authFailures: UNREACHABLE };
+
+/** The service's configuration for a test: the defaults, with what the test sets. */
+function configOf(options: TestServerOptions) {
+  const { perKey, authFailures } = options.rateLimits ?? TEST_RATE_LIMITS;
+  const set = (value: number | undefined) => (value === undefined ? undefined : String(value));
+  return parseConfig({
+    API_KEYS: `${API_KEY},${OTHER_API_KEY}`,
+    REST_BASE_PATH: options.restBasePath,
+    MAX_BODY_BYTES: set(options.maxBodyBytes),
+    MAX_GRAPHQL_BODY_BYTES: set(options.maxGraphQLBodyBytes),
+    MAX_GRAPHQL_LIST_ITEMS: set(options.maxGraphQLListItems),
+    RATE_LIMIT_PER_KEY: set(perKey.rate),
+    RATE_LIMIT_BURST: set(perKey.burst),
+    AUTH_FAILURE_LIMIT: set(authFailures.rate),
+    AUTH_FAILURE_BURST: set(authFailures.burst),
+    // Any port but the API's: what matters is that /metrics moves off it.
+    METRICS_PORT: options.metricsOnMainPort === false ? '9' : undefined,
+  });
+}
 
 /** A unique database name per test file (and per call), so files never see each other's pets. */
 export function uniqueDbName(prefix = 'test'): string {
@@ -67,29 +89,16 @@ export async function listenOnLoopback(listener: RequestListener): Promise<{ htt
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dbName = options.dbName ?? uniqueDbName();
-  const restBasePath = options.restBasePath ?? '/v1';
   const database = await connectDatabase(options.mongoUri ?? inject('mongoUri'), dbName);
-  const { db } = database;
-  await Promise.all([ensurePetIndexes(db), ensureApiKeyIndexes(db), ensureIdempotencyIndexes(db)]);
+  const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const metrics = createMetrics();
+  const stores = await createMongoStores(database, { metrics, logger });
+  const config = configOf(options);
   const service = createService({
-    pets: createMongoPetRepository(db, {
-      serializeIdAllocation: database.isFerretDb,
-      onDatabaseUnavailable: metrics.countDatabaseError,
-    }),
-    issuedKeys: createApiKeyStore(db),
-    idempotencyRecords: createIdempotencyStore(db, { onDatabaseUnavailable: metrics.countDatabaseError }),
+    config,
+    stores: options.wrapStores ? options.wrapStores(stores) : stores,
+    logger,
     metrics,
-    metricsOnMainPort: options.metricsOnMainPort ?? true,
-    databaseClient: database.client,
-    checkDatabase: database.ping,
-    apiKeys: [API_KEY, OTHER_API_KEY],
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    restBasePath,
-    maxBodyBytes: options.maxBodyBytes ?? 16_384,
-    ...(options.maxGraphQLBodyBytes ? { maxGraphQLBodyBytes: options.maxGraphQLBodyBytes } : {}),
-    ...(options.maxGraphQLListItems ? { maxGraphQLListItems: options.maxGraphQLListItems } : {}),
-    rateLimits: options.rateLimits ?? TEST_RATE_LIMITS,
   });
   await service.ready;
   const { http, baseUrl } = await listenOnLoopback(service.listener);
@@ -98,7 +107,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     http,
     baseUrl,
     request: supertest(http),
-    restBasePath,
+    restBasePath: config.REST_BASE_PATH,
     database,
     dbName,
     async close() {

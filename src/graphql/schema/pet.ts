@@ -4,18 +4,16 @@ import { LIST_LIMIT, type NewPet, PET_NAME_MAX_LENGTH, type Pet, type PetPage } 
 import { categoryIdRule, listLimitRule, petIdRule, petNameRule } from '../../pets/pet-rules.ts';
 import { builder } from '../builder.ts';
 import { badUserInput } from '../errors.ts';
+import { listSize } from '../list-size.ts';
 import { Int64 } from './int64.ts';
+import { PET_STATUS_VALUES } from './pet-status.ts';
 
 /** Stripe's name for it: the answer is the stored result of an earlier request with the same key. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of a pet. The REST contract spells the values in lower case.',
-  values: {
-    AVAILABLE: { value: 'available' },
-    PENDING: { value: 'pending' },
-    SOLD: { value: 'sold' },
-  } as const,
+  values: PET_STATUS_VALUES,
 });
 
 const PetRef = builder.objectRef<Pet>('Pet').implement({
@@ -92,6 +90,7 @@ builder.queryFields((t) => ({
       status: t.arg({ type: PetStatus }),
       after: t.arg.string({ description: 'Opaque cursor: list pets after this one.' }),
     },
+    extensions: listSize('limit'),
     resolve: async (_root, args, ctx) => {
       const page = await ctx.pets.listPage({
         limit: args.limit ?? LIST_LIMIT.default,
@@ -109,6 +108,7 @@ builder.queryFields((t) => ({
       after: t.arg.string({ description: 'The endCursor of the previous page.' }),
       status: t.arg({ type: PetStatus }),
     },
+    extensions: listSize('first'),
     resolve: (_root, args, ctx) =>
       ctx.pets.listPage({
         limit: args.first ?? LIST_LIMIT.default,
@@ -135,19 +135,8 @@ builder.mutationField('createPet', (t) =>
     resolve: async (_root, { input }, ctx) => {
       const newPet: NewPet = { name: input.name, categoryId: input.categoryId };
       if (input.status) newPet.status = input.status;
-      const { idempotencyKey, idempotentCreates } = ctx;
-      // A create whose client has gone is dropped before it takes an id or stores anything.
-      if (idempotencyKey === undefined || !idempotentCreates)
-        return ctx.pets.create(newPet, { clientGone: ctx.clientGone });
-      // One key names one create: a second one in the same request would replay the first.
-      if (ctx.idempotencyKeySpent) throw badUserInput('Idempotency-Key', 'covers one createPet per request');
-      ctx.idempotencyKeySpent = true;
-      const { pet, replayed } = await idempotentCreates.create(newPet, {
-        apiKeyId: ctx.keyId,
-        idempotencyKey,
-        clientGone: ctx.clientGone,
-      });
-      if (replayed) ctx.setResponseHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      const { pet, replayed } = await ctx.createPet(newPet, ctx.identity);
+      if (replayed) ctx.identity.setResponseHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
       return pet;
     },
   }),

@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ClientClosedError } from '../http/read-body.ts';
+import { RequestScope } from '../http/request-scope.ts';
+import { sendError } from '../http/send-error.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { createAccessLog } from './access-log.ts';
+import type { Admission } from './authenticate.ts';
+import type { Drain } from './drain.ts';
+import { requestIdOf } from './request-id.ts';
+import { createRouteTable, type Route } from './route-table.ts';
+
+export interface EdgeOptions {
+  routes: readonly Route[];
+  fallback: Route;
+  authenticate: (scope: RequestScope) => Admission;
+  drain: Drain;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/**
+ * The service's one request listener. Once per request: request id, access log, request metrics and
+ * the drain's bookkeeping; then the route table: the key and rate limits on routes that need them,
+ * 405 for a method the route lacks, and the route's handler.
+ */
+export function createEdgeListener({ routes, fallback, authenticate, drain, logger, metrics }: EdgeOptions) {
+  const table = createRouteTable(routes, fallback);
+  const accessLog = createAccessLog(logger);
+
+  function dispatch(route: Route, scope: RequestScope): unknown {
+    const handler = table.handlerFor(route, scope.method);
+    if (handler) return handler(scope);
+    sendError(scope.res, route.face, table.methodNotAllowed(route, scope));
+  }
+
+  function serve(route: Route, scope: RequestScope): unknown {
+    if (route.access === 'public') return dispatch(route, scope);
+    const admitted = authenticate(scope);
+    if (admitted === true) return dispatch(route, scope);
+    if (admitted === false) return;
+    return admitted.then((admit) => (admit ? dispatch(route, scope) : undefined));
+  }
+
+  function fail(scope: RequestScope, error: unknown): void {
+    // A client that left mid-request is in the access log already; there is no one to answer.
+    if (error instanceof ClientClosedError) return void scope.res.destroy();
+    logger.error({ err: error, reqId: scope.id }, 'unexpected error at the edge');
+    if (scope.res.headersSent) return void scope.res.destroy();
+    sendError(scope.res, scope.face, { status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' });
+  }
+
+  function finish(route: Route, scope: RequestScope): void {
+    const { req, res } = scope;
+    drain.done(res);
+    if (!route.quiet) accessLog(scope);
+    // 499 (nginx's "client closed request"): the client left before its response was complete.
+    const status = res.writableFinished ? res.statusCode : 499;
+    metrics.observeRequest(route.label, req.method ?? '', status, (performance.now() - scope.startedAt) / 1000);
+  }
+
+  return function listener(req: IncomingMessage, res: ServerResponse): void {
+    const scope = new RequestScope(req, res, requestIdOf(req));
+    res.setHeader('X-Request-Id', scope.id);
+    drain.track(res);
+    const route = table.find(scope);
+    scope.face = route.face;
+    if (route.headers) for (const name in route.headers) res.setHeader(name, route.headers[name] as string);
+    res.once('close', () => finish(route, scope));
+    try {
+      const pending = serve(route, scope);
+      if (pending instanceof Promise) pending.catch((error: unknown) => fail(scope, error));
+    } catch (error) {
+      fail(scope, error);
+    }
+  };
+}

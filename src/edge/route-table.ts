@@ -1,0 +1,80 @@
+import type { IncomingMessage } from 'node:http';
+import type { RequestScope } from '../http/request-scope.ts';
+import type { Face, HttpError } from '../http/send-error.ts';
+
+export type Method = 'GET' | 'POST';
+export type Handler = (scope: RequestScope) => unknown;
+type Params = Readonly<Record<string, string>>;
+
+/** One entry of the edge's table: what every answer on a path shares is read from here, never decided again. */
+export interface Route {
+  /** The metric label: a template, never the raw path, which clients choose. */
+  label: string;
+  /** The path parameters when this route serves the request, undefined when it does not. */
+  match(path: string, req: IncomingMessage): Params | undefined;
+  /** 'key': rate limits and authentication come first, before any 404, 405, 413 or 415. */
+  access: 'public' | 'key';
+  /** The body shape of its errors. */
+  face: Face;
+  /** Handlers by method (HEAD goes wherever GET does; others get 405), or one for every method. */
+  methods: Partial<Record<Method, Handler>> | Handler;
+  /** Left out of the access log: probes a balancer calls every few seconds. */
+  quiet?: boolean;
+  /** Headers every answer on the route carries, a 401 or 429 included (a deprecated route says so). */
+  headers?: Readonly<Record<string, string>>;
+}
+
+const NO_PARAMS: Params = Object.freeze({});
+
+export const exactPath =
+  (path: string): Route['match'] =>
+  (candidate) =>
+    candidate === path ? NO_PARAMS : undefined;
+
+export const pathPrefix =
+  (prefix: string): Route['match'] =>
+  (candidate) =>
+    candidate.startsWith(prefix) ? NO_PARAMS : undefined;
+
+/** An OpenAPI-style template (`/pets/{petId}`): each `{name}` is one path segment. */
+export function pathTemplate(template: string): Route['match'] {
+  const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, '(?<$1>[^/]+)');
+  const pattern = new RegExp(`^${source}$`);
+  return (candidate) => {
+    const found = pattern.exec(candidate);
+    return found ? (found.groups ?? NO_PARAMS) : undefined;
+  };
+}
+
+/** RFC 9110 §15.5.6: a 405 names the methods the path takes; HEAD goes wherever GET does. */
+function allowOf(route: Route): string {
+  const methods = typeof route.methods === 'function' ? [] : Object.keys(route.methods);
+  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
+}
+
+/** Walks the routes in order; the fallback serves every path none of them matches. */
+export function createRouteTable(routes: readonly Route[], fallback: Route) {
+  const allow = new Map([...routes, fallback].map((route) => [route, allowOf(route)]));
+  return {
+    /** The route of a request; sets the scope's path parameters. */
+    find(scope: RequestScope): Route {
+      for (const route of routes) {
+        const params = route.match(scope.path, scope.req);
+        if (params === undefined) continue;
+        scope.params = params;
+        return route;
+      }
+      return fallback;
+    },
+    handlerFor(route: Route, method: string): Handler | undefined {
+      if (typeof route.methods === 'function') return route.methods;
+      const wanted = method === 'HEAD' ? 'GET' : method;
+      return Object.hasOwn(route.methods, wanted) ? route.methods[wanted as Method] : undefined;
+    },
+    methodNotAllowed(route: Route, scope: RequestScope): HttpError {
+      const methods = allow.get(route) ?? '';
+      const message = `${scope.method} is not allowed on ${scope.path}; use ${methods}`;
+      return { status: 405, code: 'METHOD_NOT_ALLOWED', message, headers: { Allow: methods } };
+    },
+  };
+}

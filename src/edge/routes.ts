@@ -1,0 +1,99 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestScope } from '../http/request-scope.ts';
+import { sendError } from '../http/send-error.ts';
+import { deprecationHeaders } from '../rest/deprecation.ts';
+import type { RestExecutor } from '../rest/executor.ts';
+import { REST_OPERATIONS } from '../rest/routes.ts';
+import { sendHealth } from './health.ts';
+import { exactPath, type Handler, type Method, pathPrefix, pathTemplate, type Route } from './route-table.ts';
+
+type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Pages anyone may load: they hold no data, and a browser cannot send a bearer key for them. */
+export interface PublicPages {
+  graphiql: PageHandler;
+  apiDocs: PageHandler;
+  openApiDocument: PageHandler;
+  /** Everything under /assets/: the pages' scripts and styles. */
+  assets: PageHandler;
+}
+
+export interface RouteHandlers {
+  restBasePath: string;
+  graphqlEndpoint: string;
+  pages: PublicPages;
+  readiness: Handler;
+  /** /graphql once authenticated. */
+  graphql: Handler;
+  rest: RestExecutor;
+  /** GET /metrics behind the key; undefined when METRICS_PORT serves it on a port of its own. */
+  metrics?: Handler;
+}
+
+const isBrowserPage = (req: IncomingMessage) =>
+  (req.method === 'GET' || req.method === 'HEAD') && (req.headers.accept?.includes('text/html') ?? false);
+
+function page(path: string, handler: Handler): Route {
+  return { label: path, match: exactPath(path), access: 'public', face: 'rest', methods: { GET: handler } };
+}
+
+const servePage =
+  (handler: PageHandler): Handler =>
+  ({ req, res }) =>
+    handler(req, res);
+
+/** The contract's operations, one route per path template, each method running its operation. */
+function restRoutes({ restBasePath, rest }: RouteHandlers): Route[] {
+  const paths = [...new Set(REST_OPERATIONS.map((operation) => operation.path))];
+  return paths.map((path) => {
+    const operations = REST_OPERATIONS.filter((operation) => operation.path === path);
+    const methods: Partial<Record<Method, Handler>> = {};
+    for (const operation of operations) methods[operation.method] = (scope) => rest.run(operation, scope);
+    const deprecated = operations.every((operation) => operation.deprecated);
+    return {
+      label: `${restBasePath}${path}`,
+      match: pathTemplate(`${restBasePath}${path}`),
+      access: 'key',
+      face: 'rest',
+      methods,
+      ...(deprecated ? { headers: deprecationHeaders(restBasePath) } : {}),
+    };
+  });
+}
+
+/** Every path nothing else serves: 404 in the contract's shape, once the key has been checked. */
+const notFound: Route = {
+  label: 'unmatched',
+  match: () => undefined,
+  access: 'key',
+  face: 'rest',
+  methods: ({ res, method, path }: RequestScope) =>
+    sendError(res, 'rest', { status: 404, code: 'ROUTE_NOT_FOUND', message: `No route ${method} ${path}` }),
+};
+
+/** The service's routes, in the order they are matched, and the fallback. */
+export function createRoutes(handlers: RouteHandlers): { routes: Route[]; fallback: Route } {
+  const { restBasePath, graphqlEndpoint, pages } = handlers;
+  const probe = (path: string, handler: Handler): Route => ({ ...page(path, handler), quiet: true });
+  const routes: Route[] = [
+    probe('/health', sendHealth),
+    probe('/ready', handlers.readiness),
+    page(`${restBasePath}/openapi.json`, servePage(pages.openApiDocument)),
+    page(`${restBasePath}/docs`, servePage(pages.apiDocs)),
+    { ...page('/assets/*', servePage(pages.assets)), match: pathPrefix('/assets/') },
+    {
+      ...page(graphqlEndpoint, servePage(pages.graphiql)),
+      match: (path, req) => (path === graphqlEndpoint && isBrowserPage(req) ? {} : undefined),
+    },
+    {
+      label: graphqlEndpoint,
+      match: exactPath(graphqlEndpoint),
+      access: 'key',
+      face: 'graphql',
+      methods: { GET: handlers.graphql, POST: handlers.graphql },
+    },
+    ...restRoutes(handlers),
+  ];
+  if (handlers.metrics) routes.push({ ...page('/metrics', handlers.metrics), access: 'key' });
+  return { routes, fallback: notFound };
+}

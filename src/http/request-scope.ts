@@ -1,0 +1,47 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Face } from './send-error.ts';
+
+/**
+ * Everything the edge learns about one request, in one object that every step reads instead of
+ * positional parameters. A class, so its methods cost no closures per request.
+ */
+export class RequestScope {
+  readonly path: string;
+  /** The raw query string, without the `?`. */
+  readonly query: string;
+  readonly startedAt = performance.now();
+  face: Face = 'rest';
+  /** The API key's id once authenticated ('' until then): logs and metrics name keys by it. */
+  keyId = '';
+  /** Path parameters of the matched route, still percent-encoded. */
+  params: Readonly<Record<string, string>> = {};
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly id: string,
+  ) {
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    this.path = queryAt === -1 ? url : url.slice(0, queryAt);
+    this.query = queryAt === -1 ? '' : url.slice(queryAt + 1);
+  }
+
+  get method(): string {
+    return this.req.method ?? 'GET';
+  }
+
+  /** True once the client has gone away: work queued for it can be dropped. */
+  clientGone(): boolean {
+    return this.res.destroyed && !this.res.writableFinished;
+  }
+
+  setResponseHeader(name: string, value: string): void {
+    this.res.setHeader(name, value);
+  }
+
+  /** Each value of a header apart (Node joins repeats with ", "); undefined when it was not sent. */
+  headerValues(name: string): readonly string[] | undefined {
+    return this.req.headers[name] === undefined ? undefined : this.req.headersDistinct[name];
+  }
+}
