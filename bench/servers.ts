@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMongoPetRepository, type PetRepository } from '../src/pets/pet-repository.ts';
+import type { PetRepository } from '../src/pets/pet-repository.ts';
+import { createPetRepository } from '../src/stores.ts';
 import { createDatabases } from './databases.ts';
 import { type InFlight, trackInFlight } from './in-flight.ts';
 import { createMemoryPetRepository } from './memory-repository.ts';
@@ -75,17 +76,18 @@ async function start(): Promise<Ready> {
     urls.memory = await serveStore('memory', pets, async () => pets.reset());
   }
   if (config.stores.includes('ferretdb')) {
-    const { db, isFerretDb } = await databases.open('petstore_bench');
+    const database = await databases.open('petstore_bench');
+    const { db } = database;
     await seedPets(db, 0, config.seedPets);
-    const pets = createMongoPetRepository(db, { serializeIdAllocation: isFerretDb });
+    const pets = createPetRepository(database);
     urls.ferretdb = await serveStore('ferretdb', pets, () => resetPets(db, config.seedPets));
   }
   const curveUrls: Ready['curveUrls'] = {};
   for (const size of config.curveSizes) {
-    const { db, isFerretDb } = await databases.open(`petstore_bench_curve_${size}`);
-    await seedPets(db, 0, size);
+    const database = await databases.open(`petstore_bench_curve_${size}`);
+    await seedPets(database.db, 0, size);
     // Read-only: counted only so that a settle waits for queued gets before the next run.
-    const { pets, settled } = trackInFlight(createMongoPetRepository(db, { serializeIdAllocation: isFerretDb }));
+    const { pets, settled } = trackInFlight(createPetRepository(database));
     stores.set(`curve-${size}`, { settled, reset: async () => {} });
     curveUrls[size] = await listen(floorListener(pets));
   }

@@ -2,9 +2,19 @@ import type { Logger } from 'pino';
 import { createApiKeyStore, ensureApiKeyIndexes } from './auth/api-key-store.ts';
 import type { IssuedKeySource } from './auth/issued-keys-sync.ts';
 import type { Database } from './db/mongo.ts';
-import { createIdempotencyStore, ensureIdempotencyIndexes, type IdempotencyStore } from './idempotency/idempotency-store.ts';
+import {
+  createIdempotencyStore,
+  ensureIdempotencyIndexes,
+  type IdempotencyStore,
+} from './idempotency/idempotency-store.ts';
 import type { Metrics } from './metrics/metrics.ts';
-import { createMongoPetRepository, ensurePetIndexes, type PetRepository } from './pets/pet-repository.ts';
+import {
+  createMongoPetRepository,
+  ensurePetIndexes,
+  type MongoPetRepository,
+  type PetRepositoryOptions,
+  type PetRepository,
+} from './pets/pet-repository.ts';
 
 /** Everything the service keeps: one interface, met by MongoDB here and by memory in the benchmark. */
 export interface Stores {
@@ -16,19 +26,30 @@ export interface Stores {
   ping(signal: AbortSignal): Promise<void>;
 }
 
+/** The pet repository over `database`: on FerretDB, whose findAndModify is not atomic, ids are allocated one at a time. */
+export function createPetRepository(
+  database: Database,
+  options: Omit<PetRepositoryOptions, 'serializeIdAllocation'> = {},
+): MongoPetRepository {
+  return createMongoPetRepository(database.db, { ...options, serializeIdAllocation: database.isFerretDb });
+}
+
 /**
- * The stores over one MongoDB-compatible database: indexes created, FerretDB detected once (its
- * findAndModify is not atomic, so ids are allocated one at a time there), outages counted in metrics.
+ * The stores over one MongoDB-compatible database: indexes created, FerretDB detected once, outages
+ * counted in metrics.
  */
-export async function createMongoStores(database: Database, { metrics, logger }: { metrics: Metrics; logger: Logger }): Promise<Stores> {
+export async function createMongoStores(
+  database: Database,
+  { metrics, logger }: { metrics: Metrics; logger: Logger },
+): Promise<Stores> {
   const { db } = database;
   await Promise.all([ensurePetIndexes(db), ensureApiKeyIndexes(db), ensureIdempotencyIndexes(db)]);
   metrics.watchConnectionPool(database.client);
   const onDatabaseUnavailable = metrics.countDatabaseError;
   return {
-    pets: createMongoPetRepository(db, {
-      serializeIdAllocation: database.isFerretDb,
-      onCorruptDocument: (petId, problem) => logger.warn({ petId, problem }, 'skipping a stored pet this service cannot read'),
+    pets: createPetRepository(database, {
+      onCorruptDocument: (petId, problem) =>
+        logger.warn({ petId, problem }, 'skipping a stored pet this service cannot read'),
       onDatabaseUnavailable,
     }),
     idempotencyRecords: createIdempotencyStore(db, { onDatabaseUnavailable }),

@@ -35,12 +35,10 @@ export interface KeyRing {
 }
 
 /**
- * The keys this instance accepts: those of API_KEYS plus the issued ones, found by the SHA-256 of the
- * presented token. A lookup by digest reveals nothing usable through its timing: finding a digest
- * says nothing about a key's characters, and a random 32-byte key cannot be guessed digest by digest.
- * A header that matched is remembered as it was sent, so a client's next requests skip the hashing
- * (a few per cent of a request); the memory is cleared whenever the issued keys change, so a revoked
- * key stops with the refresh that brings its revocation.
+ * The keys this instance accepts: API_KEYS plus the issued ones, found by the SHA-256 of the token
+ * (a random key cannot be guessed digest by digest, so the lookup's timing reveals nothing usable).
+ * A header that matched is remembered, so repeat clients skip the hashing; the memory is cleared
+ * whenever the issued keys change, so a revocation is never hidden behind it.
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
   const configured = new Map<string, KnownKey>(
