@@ -1,6 +1,6 @@
 // Seeding and resetting a Mongo-compatible store through the driver, below the repository: the
 // repository's create allocates ids one at a time, far too slow for 10,000 pets on FerretDB.
-// The shapes mirror src/pets/pet-repository.ts (pets keyed by numeric _id, a `petId` counter).
+// The shapes mirror src/pets/pet-repository.ts and pet-ids.ts (pets keyed by numeric _id, a `petId` counter).
 
 import type { Db } from 'mongodb';
 import { PET_STATUSES, type Pet } from '../src/pets/pet.ts';

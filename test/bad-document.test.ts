@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createMongoPetRepository } from '../src/pets/pet-repository.ts';
+import { createPetRepository } from '../src/stores.ts';
 import type { PetsPageQuery } from './support/__generated__/graphql.ts';
 import { dataOf, executeGraphQL, firstError } from './support/graphql-client.ts';
 import { PetDocument, PetsDocument, PetsPageDocument } from './support/operations.ts';
@@ -113,8 +113,7 @@ describe('when stored documents do not fit the pet shape', () => {
 
   it('then the repository reports each one once, with what is wrong, and counts them', async () => {
     const reports: { id: string; problem: string }[] = [];
-    const pets = createMongoPetRepository(server.database.db, {
-      serializeIdAllocation: server.database.isFerretDb,
+    const pets = createPetRepository(server.database, {
       onCorruptDocument: (id, problem) => reports.push({ id, problem }),
     });
     for (let round = 0; round < 2; round++) {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { withSignal } from '../db/deadline.ts';
+import { DATABASE_DEADLINE_MS, withDeadline, withSignal } from '../db/deadline.ts';
 
 /** Issued keys start with this, so a leaked one is recognisable (secret scanners, logs, chat). */
 export const ISSUED_KEY_PREFIX = 'psk_';
@@ -9,8 +9,6 @@ const KEY_BYTES = 32;
 export const KEY_NAME_MAX_LENGTH = 100;
 /** Ten years: a longer expiry is a key that never expires, which is what omitting it says. */
 export const MAX_EXPIRY_DAYS = 3_650;
-/** Every call to the collection gives up after this, like the pet repository's calls. */
-const DEADLINE_MS = 4_500;
 const DAY_MS = 86_400_000;
 
 /** One issued key as operators see it: never the key itself, which exists only in the create answer. */
@@ -63,9 +61,11 @@ function toRecord({ _id, name, createdAt, expiresAt, revokedAt, lastUsedAt }: Ap
   };
 }
 
-/** Driver errors stay as they are here: the service and the `keys` command each report them their way. */
-const bounded = <T extends object = object>(options: T = {} as T) =>
-  withSignal(options, AbortSignal.timeout(DEADLINE_MS));
+/**
+ * Every call fails with DatabaseUnavailableError past the one database deadline. Driver errors stay
+ * as they are: the `keys` command reports a MongoError as "the database refused".
+ */
+const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) => withDeadline(DATABASE_DEADLINE_MS, work);
 
 /** A key's name: what an operator recognises it by in `keys list` and in metrics of its id. */
 export function keyNameProblem(name: string): string | undefined {
@@ -78,9 +78,32 @@ export function keyNameProblem(name: string): string | undefined {
 
 /** Bounded like every other call here, so neither the service's start nor `keys create` can hang on it. */
 export async function ensureApiKeyIndexes(db: Db): Promise<void> {
-  await db
-    .collection<ApiKeyDocument>(API_KEYS_COLLECTION)
-    .createIndex({ digest: 1 }, bounded({ name: 'digest_unique', unique: true }));
+  const keys = db.collection<ApiKeyDocument>(API_KEYS_COLLECTION);
+  await bounded((signal) =>
+    keys.createIndex({ digest: 1 }, withSignal({ name: 'digest_unique', unique: true }, signal)),
+  );
+}
+
+/** A new key and the document that records it; RangeError for a bad name or expiry. */
+function newKey(input: { name: string; expiresInDays?: number; now?: Date }): { key: string; doc: ApiKeyDocument } {
+  const problem = keyNameProblem(input.name);
+  if (problem) throw new RangeError(problem);
+  const days = input.expiresInDays;
+  if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= MAX_EXPIRY_DAYS)) {
+    throw new RangeError(`expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
+  }
+  const createdAt = input.now ?? new Date();
+  const key = `${ISSUED_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`;
+  const doc: ApiKeyDocument = {
+    _id: `key_${randomBytes(8).toString('hex')}`,
+    name: input.name,
+    digest: sha256Hex(key),
+    createdAt,
+    expiresAt: days === undefined ? null : new Date(createdAt.getTime() + days * DAY_MS),
+    revokedAt: null,
+    lastUsedAt: null,
+  };
+  return { key, doc };
 }
 
 /**
@@ -92,53 +115,42 @@ export function createApiKeyStore(db: Db) {
 
   /** Stores a new key's digest and returns the key: the only time it exists outside its holder. */
   async function issue(input: { name: string; expiresInDays?: number; now?: Date }) {
-    const problem = keyNameProblem(input.name);
-    if (problem) throw new RangeError(problem);
-    const days = input.expiresInDays;
-    if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= MAX_EXPIRY_DAYS)) {
-      throw new RangeError(`expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
-    }
-    const createdAt = input.now ?? new Date();
-    const key = `${ISSUED_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`;
-    const doc: ApiKeyDocument = {
-      _id: `key_${randomBytes(8).toString('hex')}`,
-      name: input.name,
-      digest: sha256Hex(key),
-      createdAt,
-      expiresAt: days === undefined ? null : new Date(createdAt.getTime() + days * DAY_MS),
-      revokedAt: null,
-      lastUsedAt: null,
-    };
-    await keys.insertOne(doc, bounded());
+    const { key, doc } = newKey(input);
+    await bounded((signal) => keys.insertOne(doc, withSignal({}, signal)));
     return { key, record: toRecord(doc) };
   }
 
   /** Every issued key, oldest first, revoked and expired ones included. */
   async function list(): Promise<ApiKeyRecord[]> {
-    const docs = await keys.find({}, bounded()).toArray();
+    const docs = await bounded((signal) => keys.find({}, { signal }).toArray());
     return docs.map(toRecord).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
   }
 
   async function revoke(id: string, now: Date = new Date()): Promise<RevokeOutcome> {
-    const found = await keys.findOne({ _id: id }, bounded());
+    const found = await bounded((signal) => keys.findOne({ _id: id }, { signal }));
     if (!found) return { outcome: 'not-found' };
     if (found.revokedAt) return { outcome: 'already-revoked', key: toRecord(found) };
-    await keys.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: now } }, bounded());
+    await bounded((signal) =>
+      keys.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: now } }, withSignal({}, signal)),
+    );
     return { outcome: 'revoked', key: toRecord({ ...found, revokedAt: now }) };
   }
 
   /** Keys not revoked, expired ones included: expiry is checked on every request, to the millisecond. */
   async function active(): Promise<ActiveKey[]> {
-    const docs = await keys
-      .find({ revokedAt: null }, bounded({ projection: { _id: 1, digest: 1, expiresAt: 1 } }))
-      .toArray();
+    const projection = { _id: 1, digest: 1, expiresAt: 1 };
+    const docs = await bounded((signal) => keys.find({ revokedAt: null }, { projection, signal }).toArray());
     return docs.map(({ _id, digest, expiresAt }) => ({ id: _id, digest, expiresAt: expiresAt ?? null }));
   }
 
   /** Moves each key's last use forward (never back: another instance may have written a later one). */
   async function recordUse(lastUses: ReadonlyMap<string, Date>): Promise<void> {
-    await Promise.all(
-      [...lastUses].map(([id, at]) => keys.updateOne({ _id: id }, { $max: { lastUsedAt: at } }, bounded())),
+    await bounded((signal) =>
+      Promise.all(
+        [...lastUses].map(([id, at]) =>
+          keys.updateOne({ _id: id }, { $max: { lastUsedAt: at } }, withSignal({}, signal)),
+        ),
+      ),
     );
   }
 

@@ -1,11 +1,13 @@
 // `npm run keys -- create|list|revoke`: issues and revokes the API keys the service accepts.
 // stdout carries only the answer (one JSON document with --json); everything else goes to stderr.
+
 import type { Db } from 'mongodb';
 import { MongoError } from 'mongodb';
 import { createApiKeyStore, ensureApiKeyIndexes } from '../auth/api-key-store.ts';
 import { loadConfig } from '../config.ts';
 import { DataDirInUseError } from '../db/data-dir-lock.ts';
 import { NoEmbeddedDatabaseError } from '../db/embedded.ts';
+import { DatabaseUnavailableError } from '../errors.ts';
 import { createCleanup } from './cleanup.ts';
 import { type KeysCommand, parseKeysArgs, USAGE, UsageError } from './keys-args.ts';
 import { CommandFailure, openKeysDatabase } from './keys-database.ts';
@@ -45,6 +47,7 @@ function describeFailure(error: unknown): string {
   if (error instanceof CommandFailure || error instanceof DataDirInUseError) return error.message;
   if (error instanceof NoEmbeddedDatabaseError) return error.message;
   if (error instanceof MongoError) return `the database refused: ${error.message}`;
+  if (error instanceof DatabaseUnavailableError) return 'the database did not answer in time';
   if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
     return 'the database did not answer in time';
   }

@@ -1,6 +1,5 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EmbeddedKind } from './embedded.ts';
 
 /**
  * Where the owner of DATA_DIR says its embedded database listens. The lock stops a second server over
@@ -11,7 +10,8 @@ const ADDRESS_FILE = '.embedded.json';
 export interface EmbeddedAddress {
   /** The process that started the database: the same pid as in DATA_DIR/.lock while it is valid. */
   pid: number;
-  kind: EmbeddedKind;
+  /** The server's kind, for messages: read as any text, since older versions also ran mongod. */
+  kind: string;
   uri: string;
 }
 

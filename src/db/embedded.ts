@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { lockDataDir } from './data-dir-lock.ts';
 import { publishEmbeddedAddress } from './embedded-address.ts';
 import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
 
-export type EmbeddedKind = 'ferretdb' | 'mongod' | 'mongodb-memory-server';
+/** The one embedded server (older versions also ran mongod: see BACKEND_MARKER). */
+export type EmbeddedKind = 'ferretdb';
 
 /** A MongoDB-compatible server this process started and must stop. */
 export interface EmbeddedDatabase {
@@ -25,16 +25,19 @@ export interface EmbeddedOptions {
 }
 
 const READY_TIMEOUT_MS = 30_000;
-/** Which server wrote DATA_DIR: starting another over it would look like every pet vanished. */
+/**
+ * Which server wrote DATA_DIR. Older versions fell back to mongod or mongodb-memory-server: FerretDB
+ * over their data would look like every pet vanished, and they must not start over FerretDB's.
+ */
 const BACKEND_MARKER = '.backend';
+const KIND: EmbeddedKind = 'ferretdb';
 
 export class NoEmbeddedDatabaseError extends Error {
-  constructor(reasons: string[]) {
+  constructor(reason: string) {
     super(
       [
-        'No MongoDB-compatible database could be started here:',
-        ...reasons.map((reason) => `  - ${reason}`),
-        'Install Go (to build the embedded FerretDB), or set MONGODB_URI, e.g.',
+        `No embedded database could be started here: ${reason}`,
+        'Set MONGODB_URI to use another MongoDB-compatible server, e.g.',
         '  MONGODB_URI=mongodb://127.0.0.1:27017 npm start',
       ].join('\n'),
     );
@@ -46,26 +49,13 @@ function commandExists(command: string, args: string[]): boolean {
   return spawnSync(command, args, { stdio: 'ignore' }).status === 0;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 /** Stops the child; whoever asked for the stop is not told of the exit as "unexpected". */
-function supervise(child: ChildProcess, kind: EmbeddedKind, uri: string): EmbeddedDatabase {
+function supervise(child: ChildProcess, uri: string): EmbeddedDatabase {
   let stopping = false;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   return {
     uri,
-    kind,
+    kind: KIND,
     async stop() {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -115,35 +105,7 @@ async function startFerretDb(binary: string, dataDir: string): Promise<EmbeddedD
   const args = ['--listen', '127.0.0.1:0', '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
   const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const uri = await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
-  return supervise(child, 'ferretdb', uri);
-}
-
-async function startMongod(dataDir: string): Promise<EmbeddedDatabase> {
-  const port = await freePort();
-  const dbPath = join(dataDir, 'mongod');
-  mkdirSync(dbPath, { recursive: true });
-  const child = spawn('mongod', ['--dbpath', dbPath, '--port', String(port), '--bind_ip', '127.0.0.1'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await waitForReady(child, child.stdout, (line) => (line.includes('Waiting for connections') ? line : null));
-  return supervise(child, 'mongod', `mongodb://127.0.0.1:${port}/`);
-}
-
-async function startMemoryServer(dataDir: string): Promise<EmbeddedDatabase> {
-  // Optional and not a dependency: only used where a developer installed it themselves.
-  const moduleName = 'mongodb-memory-server';
-  const { MongoMemoryServer } = (await import(moduleName)) as {
-    MongoMemoryServer: { create(options: object): Promise<{ getUri(): string; stop(): Promise<unknown> }> };
-  };
-  const dbPath = join(dataDir, 'memory-server');
-  mkdirSync(dbPath, { recursive: true });
-  const server = await MongoMemoryServer.create({ instance: { dbPath, storageEngine: 'wiredTiger' } });
-  return {
-    uri: server.getUri(),
-    kind: 'mongodb-memory-server',
-    stop: async () => void (await server.stop()),
-    onUnexpectedExit: () => {},
-  };
+  return supervise(child, uri);
 }
 
 function readMarker(directory: string): string | undefined {
@@ -152,8 +114,8 @@ function readMarker(directory: string): string | undefined {
 }
 
 /**
- * FerretDB when Go is here, else `mongod` on PATH, else mongodb-memory-server, else a clear error.
- * Once ready, its URI is published in DATA_DIR (embedded-address.ts) for tools run beside the service.
+ * FerretDB (built once, which needs Go), or NoEmbeddedDatabaseError saying why not. Once ready, its
+ * URI is published in DATA_DIR (embedded-address.ts) for tools run beside the service.
  */
 export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const directory = resolve(dataDir);
@@ -169,7 +131,7 @@ export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): 
   };
   process.once('exit', release);
   try {
-    const database = await startFirstAvailable(directory, log);
+    const database = await startOwnFerretDb(directory, log);
     try {
       unpublish = publishEmbeddedAddress(directory, { pid: process.pid, kind: database.kind, uri: database.uri });
     } catch (error) {
@@ -190,41 +152,19 @@ export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): 
   }
 }
 
-async function startFirstAvailable(directory: string, log: (message: string) => void): Promise<EmbeddedDatabase> {
+async function startOwnFerretDb(directory: string, log: (message: string) => void): Promise<EmbeddedDatabase> {
   const marker = readMarker(directory);
-  const reasons: string[] = [];
-  const candidates: { kind: EmbeddedKind; available: () => string | null; start: () => Promise<EmbeddedDatabase> }[] = [
-    {
-      kind: 'ferretdb',
-      available: () =>
-        existsSync(ferretDbBinaryPath()) || commandExists('go', ['version'])
-          ? null
-          : 'Go is not installed, so it cannot be built',
-      start: async () => startFerretDb(await buildFerretDb(log), directory),
-    },
-    {
-      kind: 'mongod',
-      available: () => (commandExists('mongod', ['--version']) ? null : 'not on PATH'),
-      start: () => startMongod(directory),
-    },
-    { kind: 'mongodb-memory-server', available: () => null, start: () => startMemoryServer(directory) },
-  ];
-  for (const candidate of candidates) {
-    const unavailable =
-      marker && marker !== candidate.kind
-        ? `${directory} holds ${marker} data; not starting another server over it`
-        : candidate.available();
-    if (unavailable) {
-      reasons.push(`${candidate.kind}: ${unavailable}`);
-      continue;
-    }
-    try {
-      const database = await candidate.start();
-      writeFileSync(join(directory, BACKEND_MARKER), `${candidate.kind}\n`);
-      return database;
-    } catch (error) {
-      reasons.push(`${candidate.kind}: ${(error as Error).message}`);
-    }
+  if (marker !== undefined && marker !== KIND) {
+    throw new NoEmbeddedDatabaseError(`${directory} holds ${marker} data; not starting ${KIND} over it`);
   }
-  throw new NoEmbeddedDatabaseError(reasons);
+  if (!existsSync(ferretDbBinaryPath()) && !commandExists('go', ['version'])) {
+    throw new NoEmbeddedDatabaseError('Go is not installed, so FerretDB cannot be built (install Go)');
+  }
+  // Claimed before the server writes a file, so nothing else starts over a half-made directory.
+  writeFileSync(join(directory, BACKEND_MARKER), `${KIND}\n`);
+  try {
+    return await startFerretDb(await buildFerretDb(log), directory);
+  } catch (error) {
+    throw new NoEmbeddedDatabaseError(`${KIND}: ${(error as Error).message}`);
+  }
 }

@@ -1,27 +1,22 @@
 import { type Db, MongoClient } from 'mongodb';
+import { withDeadline } from './deadline.ts';
 
 export interface Database {
   client: MongoClient;
   db: Db;
   /** FerretDB runs findAndModify without a transaction; callers that count on its atomicity need to know. */
   isFerretDb: boolean;
-  ping(): Promise<void>;
+  /** One round trip to the server; the caller bounds it with `signal`. */
+  ping(signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
-/** /ready answers within 2 s; its ping gives up a little sooner so the connection is freed, not left waiting. */
-const PING_TIMEOUT_MS = 1_500;
 /** Start-up commands: a database that does not answer these in time is not one to serve from. */
 const STARTUP_TIMEOUT_MS = 10_000;
 
 /**
- * Connects with timeouts suited to a request-serving process. The driver's defaults would hold a
- * request 30 s (server selection) and notice a stalled server only every 10 s. Every operation is
- * also bounded by its caller's AbortSignal (the repository's deadline): driver 7 made `timeoutMS`
- * (CSOT) a no-op, and server selection alone does not bound a query sent to a frozen server.
- * Measured against FerretDB v1.24 frozen with SIGSTOP: the monitor marks it Unknown after about
- * heartbeat + connect timeout (3 s), from then on operations fail in server selection (2 s); after
- * SIGCONT the next operation succeeds within the 500 ms minimum heartbeat.
+ * Timeouts for a request-serving process: the driver's defaults hold a request 30 s in server
+ * selection. Operations are bounded by their callers' signals, as driver 7 ignores `timeoutMS`.
  */
 export async function connectDatabase(uri: string, dbName: string): Promise<Database> {
   const client = new MongoClient(uri, {
@@ -32,12 +27,14 @@ export async function connectDatabase(uri: string, dbName: string): Promise<Data
   });
   await client.connect();
   const db = client.db(dbName);
-  const buildInfo = await db.admin().command({ buildInfo: 1 }, { signal: AbortSignal.timeout(STARTUP_TIMEOUT_MS) });
+  const buildInfo = await withDeadline(STARTUP_TIMEOUT_MS, (signal) =>
+    db.admin().command({ buildInfo: 1 }, { signal }),
+  );
   return {
     client,
     db,
     isFerretDb: 'ferretdbVersion' in buildInfo,
-    ping: async () => void (await db.command({ ping: 1 }, { signal: AbortSignal.timeout(PING_TIMEOUT_MS) })),
+    ping: async (signal) => void (await db.command({ ping: 1 }, { signal })),
     close: () => client.close(),
   };
 }

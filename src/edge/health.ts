@@ -3,8 +3,8 @@ import { RETRY_AFTER_SECONDS } from '../errors.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendJson } from '../http/send-json.ts';
 
-/** /ready answers within this, database or not: a load balancer's probe must not hang. */
-const READY_DEADLINE_MS = 2_000;
+/** /ready answers within 2 s, database or not: a load balancer's probe must not hang. */
+const READY_DEADLINE_MS = 1_500;
 const RETRY_AFTER = { 'Retry-After': String(RETRY_AFTER_SECONDS) };
 
 /** `/health`: the process is up. Says nothing of the database, so a restart loop never starts from it. */

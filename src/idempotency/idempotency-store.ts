@@ -1,7 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import { createDatabaseCalls, withSignal } from '../db/deadline.ts';
+import { createDatabaseCalls, DATABASE_DEADLINE_MS, withSignal } from '../db/deadline.ts';
 import { isDuplicateKey } from '../db/driver-errors.ts';
-import { DEFAULT_DEADLINE_MS } from '../pets/pet-repository.ts';
 
 /** One Idempotency-Key of one API key: which request it was first used for, and the pet it creates. */
 export interface IdempotencyRecord {
@@ -21,6 +20,19 @@ export function idempotencyRecordId(apiKeyId: string, idempotencyKey: string): s
   return `${apiKeyId} ${idempotencyKey}`;
 }
 
+/** Where records live: each call may fail with DatabaseUnavailableError. */
+export interface IdempotencyStore {
+  find(id: string): Promise<IdempotencyRecord | null>;
+  /** Stores the record unless the key is taken already: true when this call claimed it. */
+  claim(record: IdempotencyRecord): Promise<boolean>;
+  /** Points an unfinished record at another pet id (its first was taken); false if it no longer had `from`. */
+  movePetId(id: string, from: number, to: number): Promise<boolean>;
+  /** Removes one expired record, unless another request replaced it meanwhile. */
+  forget(record: IdempotencyRecord): Promise<void>;
+  /** Deletes records created before `before`; how many went. */
+  purgeCreatedBefore(before: Date): Promise<number>;
+}
+
 /** The purge deletes by age; on MongoDB this index keeps it from scanning every record. */
 export async function ensureIdempotencyIndexes(db: Db): Promise<void> {
   await db.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION).createIndex({ createdAt: 1 }, { name: 'created' });
@@ -34,17 +46,15 @@ export async function ensureIdempotencyIndexes(db: Db): Promise<void> {
 export function createIdempotencyStore(
   db: Db,
   options: { deadlineMs?: number; onDatabaseUnavailable?: (operation: string) => void } = {},
-) {
+): IdempotencyStore {
   const records: Collection<IdempotencyRecord> = db.collection<IdempotencyRecord>(IDEMPOTENCY_COLLECTION);
-  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-  const call = createDatabaseCalls(deadlineMs, options.onDatabaseUnavailable);
+  const call = createDatabaseCalls(options.deadlineMs ?? DATABASE_DEADLINE_MS, options.onDatabaseUnavailable);
   const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) => call('idempotencyKeys', work);
 
   return {
-    find: (id: string) => bounded((signal) => records.findOne({ _id: id }, { signal })),
+    find: (id) => bounded((signal) => records.findOne({ _id: id }, { signal })),
 
-    /** Stores the record unless the key is taken already: true when this call claimed it. */
-    claim: (record: IdempotencyRecord) =>
+    claim: (record) =>
       bounded(async (signal) => {
         try {
           await records.insertOne(record, withSignal({}, signal));
@@ -55,8 +65,7 @@ export function createIdempotencyStore(
         }
       }),
 
-    /** Points an unfinished record at another pet id (its first was taken); false if it no longer had `from`. */
-    movePetId: (id: string, from: number, to: number) =>
+    movePetId: (id, from, to) =>
       bounded(async (signal) => {
         const moved = await records.updateOne(
           { _id: id, petId: from },
@@ -66,17 +75,15 @@ export function createIdempotencyStore(
         return moved.matchedCount === 1;
       }),
 
-    /** Removes one expired record, unless another request replaced it meanwhile. */
-    forget: (record: IdempotencyRecord) =>
-      bounded((signal) => records.deleteOne({ _id: record._id, createdAt: record.createdAt }, withSignal({}, signal))),
+    forget: (record) =>
+      bounded(async (signal) => {
+        await records.deleteOne({ _id: record._id, createdAt: record.createdAt }, withSignal({}, signal));
+      }),
 
-    /** Deletes records created before `before`; how many went. */
-    purgeCreatedBefore: (before: Date) =>
+    purgeCreatedBefore: (before) =>
       bounded(
         async (signal) =>
           (await records.deleteMany({ createdAt: { $lt: before } }, withSignal({}, signal))).deletedCount,
       ),
   };
 }
-
-export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;

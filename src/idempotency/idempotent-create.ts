@@ -1,27 +1,21 @@
-import { createHash } from 'node:crypto';
-import {
-  DatabaseUnavailableError,
-  IdempotencyKeyInUseError,
-  IdempotencyKeyReusedError,
-  PetIdTakenError,
-} from '../errors.ts';
+import { withDeadline } from '../db/deadline.ts';
+import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, PetIdTakenError } from '../errors.ts';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
+import { decideNext, fingerprintOf, type Next, type Observation } from './idempotency-decision.ts';
 import { type IdempotencyRecord, type IdempotencyStore, idempotencyRecordId } from './idempotency-store.ts';
+
+export { fingerprintOf };
 
 /** How long records are kept by default, as Stripe does: a day covers any sensible retry schedule. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_HOURS = 24;
 /**
- * A record whose pet is not stored yet belongs to a request that may still be running for this long
- * (a create with a key answers within CREATE_DEADLINE_MS); past it, the request is over and a retry
- * finishes its work. Should two finish at once, the unique pet _id and the conditional move of the
- * record's id still leave one pet.
+ * A record without its pet may belong to a request still running this long (it answers within
+ * CREATE_DEADLINE_MS); then a retry finishes its work.
  */
 export const IDEMPOTENCY_LEASE_MS = 10_000;
 /** The whole of a create with a key, look-ups included: its 503 must reach the client within 6 s. */
 export const CREATE_DEADLINE_MS = 5_500;
-/** A pet id can collide with another create only on a counter that is not atomic; a few tries suffice. */
-const MAX_ID_MOVES = 3;
 
 export interface IdempotentCreateRequest {
   /** The API key's id: Idempotency-Keys are scoped per API key. */
@@ -36,21 +30,71 @@ export interface IdempotentCreateResult {
   replayed: boolean;
 }
 
-/** What makes two creates "the same request": the pet they ask for, however its JSON was spelled. */
-export function fingerprintOf(newPet: NewPet): string {
-  const meaning = JSON.stringify(['createPet', newPet.name, newPet.categoryId, newPet.status ?? null]);
-  return createHash('sha256').update(meaning).digest('hex');
+type Step = Exclude<Next, { do: 'answer' }>;
+
+interface Attempt {
+  /** The record's id. */
+  id: string;
+  newPet: NewPet;
+  fingerprint: string;
+  clientGone: () => boolean;
 }
 
-const samePet = (pet: Pet, newPet: NewPet) =>
-  pet.name === newPet.name && pet.categoryId === newPet.categoryId && pet.status === newPet.status;
+/** The reads and writes of one create's steps; each step reports what it saw, for decideNext. */
+function stepsOf(
+  { pets, records, now }: { pets: PetRepository; records: IdempotencyStore; now: () => number },
+  { id, newPet, fingerprint, clientGone }: Attempt,
+): (step: Step) => Promise<Observation> {
+  let reads = 0;
+  let idTaken = 0;
+
+  async function store(record: IdempotencyRecord): Promise<Observation> {
+    try {
+      return { saw: 'stored', pet: await pets.create(newPet, { id: record.petId, clientGone }) };
+    } catch (error) {
+      if (!(error instanceof PetIdTakenError)) throw error;
+    }
+    idTaken++;
+    return { saw: 'id-taken', record, pet: await pets.findById(record.petId), times: idTaken };
+  }
+
+  return async (step) => {
+    switch (step.do) {
+      case 'read-record':
+        reads++;
+        return { saw: 'record', record: await records.find(id) };
+      case 'forget-expired':
+        await records.forget(step.record);
+        return { saw: 'outdated', reads };
+      case 'claim': {
+        const petId = await pets.allocateId({ clientGone });
+        const record: IdempotencyRecord = { _id: id, fingerprint, petId, createdAt: new Date(now()) };
+        return (await records.claim(record)) ? { saw: 'held', record } : { saw: 'outdated', reads };
+      }
+      case 'read-pet':
+        return { saw: 'pet', record: step.record, pet: await pets.findById(step.record.petId) };
+      case 'store':
+        return store(step.record);
+      case 'move-pet-id': {
+        const fresh = await pets.allocateId({ clientGone });
+        if (await records.movePetId(id, step.record.petId, fresh)) {
+          return { saw: 'held', record: { ...step.record, petId: fresh } };
+        }
+        return { saw: 'move-lost', record: await records.find(id) };
+      }
+      case 'refuse-reused':
+        throw new IdempotencyKeyReusedError();
+      case 'refuse-in-use':
+        throw new IdempotencyKeyInUseError(step.retryAfterSeconds);
+      case 'fail-id-taken':
+        throw new PetIdTakenError(step.petId);
+    }
+  };
+}
 
 /**
- * Creates with an Idempotency-Key (IETF draft, Stripe's behaviour): the first request with a key
- * records the pet id it will use before storing the pet; a retry with the same key and the same pet
- * gets that pet back, even when the first request's answer was lost in an outage, and no second pet
- * is ever stored; another pet under the same key is refused (422); a retry while the first request
- * may still run is told to wait (409). Records older than the retention count as never made.
+ * Creates with an Idempotency-Key (IETF draft, Stripe's behaviour); the protocol is decideNext's,
+ * this does its reads and writes. Records older than the retention count as never made.
  */
 export function createIdempotentCreates(options: {
   pets: PetRepository;
@@ -65,72 +109,14 @@ export function createIdempotentCreates(options: {
   // Requests with a key in this process right now: a concurrent retry is refused without a lookup.
   const running = new Set<string>();
 
-  function inUse(record: IdempotencyRecord): IdempotencyKeyInUseError {
-    const left = record.createdAt.getTime() + IDEMPOTENCY_LEASE_MS - now();
-    return new IdempotencyKeyInUseError(Math.max(1, Math.ceil(left / 1000)));
-  }
-
-  /** Stores the record's pet under its id, moving to a fresh id if a different pet took that one. */
-  async function finish(record: IdempotencyRecord, newPet: NewPet, clientGone: () => boolean) {
-    let petId = record.petId;
-    for (let move = 0; ; move++) {
-      try {
-        return { pet: await pets.create(newPet, { id: petId, clientGone }), replayed: false };
-      } catch (error) {
-        if (!(error instanceof PetIdTakenError)) throw error;
-      }
-      // Taken: by this record's own earlier insert (its answer lost), or, on a non-atomic counter, by another create.
-      const stored = await pets.findById(petId);
-      if (stored && samePet(stored, newPet)) return { pet: stored, replayed: true };
-      if (move >= MAX_ID_MOVES) throw new PetIdTakenError(petId);
-      const fresh = await pets.allocateId({ clientGone });
-      if (await records.movePetId(record._id, petId, fresh)) {
-        petId = fresh;
-        continue;
-      }
-      // Another request moved the record first: follow it to the id it chose (the fresh one is dropped).
-      const moved = await records.find(record._id);
-      if (!moved || moved.fingerprint !== record.fingerprint) throw new IdempotencyKeyInUseError(1);
-      petId = moved.petId;
+  async function createOnce(attempt: Attempt): Promise<IdempotentCreateResult> {
+    const perform = stepsOf({ pets, records, now }, attempt);
+    let next: Next = { do: 'read-record' };
+    while (next.do !== 'answer') {
+      const facts = { fingerprint: attempt.fingerprint, now: now(), retentionMs, leaseMs: IDEMPOTENCY_LEASE_MS };
+      next = decideNext(await perform(next), facts);
     }
-  }
-
-  /** A key seen before: replay its pet, refuse another pet, or finish what an ended request began. */
-  async function resume(
-    record: IdempotencyRecord,
-    fingerprint: string,
-    newPet: NewPet,
-    clientGone: () => boolean,
-  ): Promise<IdempotentCreateResult> {
-    if (record.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
-    const stored = await pets.findById(record.petId);
-    if (stored && samePet(stored, newPet)) return { pet: stored, replayed: true };
-    // Not stored yet (or its id collided and is about to move): the first request may still be at it.
-    if (now() < record.createdAt.getTime() + IDEMPOTENCY_LEASE_MS) throw inUse(record);
-    // The request that made the record ended without storing the pet: this one stores it, once.
-    return finish(record, newPet, clientGone);
-  }
-
-  async function createOnce(id: string, newPet: NewPet, clientGone: () => boolean): Promise<IdempotentCreateResult> {
-    const fingerprint = fingerprintOf(newPet);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const existing = await records.find(id);
-      if (existing && existing.createdAt.getTime() <= now() - retentionMs) {
-        await records.forget(existing);
-        continue;
-      }
-      if (existing) return resume(existing, fingerprint, newPet, clientGone);
-      const record: IdempotencyRecord = {
-        _id: id,
-        fingerprint,
-        petId: await pets.allocateId({ clientGone }),
-        createdAt: new Date(now()),
-      };
-      // Another instance may claim the same key between the lookup and here: then resume theirs.
-      if (await records.claim(record)) return finish(record, newPet, clientGone);
-    }
-    // Claimed and expired over and over: only a clock far out of step with the records does that.
-    throw new IdempotencyKeyInUseError(1);
+    return { pet: next.pet, replayed: next.replayed };
   }
 
   return {
@@ -142,22 +128,13 @@ export function createIdempotentCreates(options: {
       const id = idempotencyRecordId(request.apiKeyId, request.idempotencyKey);
       if (running.has(id)) throw new IdempotencyKeyInUseError(1);
       running.add(id);
-      const work = createOnce(id, newPet, request.clientGone).finally(() => running.delete(id));
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(
-          () => reject(new DatabaseUnavailableError({ cause: new Error(`no answer within ${CREATE_DEADLINE_MS} ms`) })),
-          CREATE_DEADLINE_MS,
-        );
-      });
-      work.catch(() => {}); // Its failure after the deadline has nobody to answer: the 503 went out.
-      try {
-        const result = await Promise.race([work, late]);
-        if (result.replayed) options.onReplay?.();
-        return result;
-      } finally {
-        clearTimeout(timer);
-      }
+      const result = await withDeadline(CREATE_DEADLINE_MS, () =>
+        createOnce({ id, newPet, fingerprint: fingerprintOf(newPet), clientGone: request.clientGone }).finally(() =>
+          running.delete(id),
+        ),
+      );
+      if (result.replayed) options.onReplay?.();
+      return result;
     },
 
     /** Deletes records past the retention; every instance may run it, the deletes simply overlap. */

@@ -1,4 +1,7 @@
-import { MAX_INT64_EXACT, PET_NAME_MAX_LENGTH, PET_STATUSES, type Pet, type PetStatus } from './pet.ts';
+import { type NewPet, PET_STATUSES, type Pet, type PetStatus } from './pet.ts';
+import { isPetId, isPetName } from './pet-rules.ts';
+
+export const PETS_COLLECTION = 'pets';
 
 /** Stored shape: the pet's id is the document's `_id`, so lookups by id hit the primary key. */
 export type PetDocument = {
@@ -11,29 +14,24 @@ export type PetDocument = {
 /** What a read may find: anyone with access to the database can store anything under `pets`. */
 export type StoredDocument = { _id: unknown } & Record<string, unknown>;
 
-function isId(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= MAX_INT64_EXACT;
-}
-
-/** Names as the contract spells them: 1 to 100 code points, not all whitespace. */
-function isName(value: unknown): value is string {
-  if (typeof value !== 'string' || value.trim().length === 0) return false;
-  // Cheap first: no more UTF-16 units than the limit means no more code points either.
-  return value.length <= PET_NAME_MAX_LENGTH || [...value].length <= PET_NAME_MAX_LENGTH;
-}
-
 function isStatus(value: unknown): value is PetStatus {
   return (PET_STATUSES as readonly unknown[]).includes(value);
 }
 
-/** Why a stored document is not a pet this service can return, or null when it is one. */
+/** Why a stored document is not a pet by the rules its input had to meet, or null when it is one. */
 function problemWith(doc: StoredDocument): string | null {
-  if (!isId(doc._id)) return '_id is not a positive safe integer';
-  if (!isName(doc.name)) return 'name is missing or not 1 to 100 characters of text';
-  if (!isId(doc.categoryId)) return 'categoryId is not a positive safe integer';
+  if (!isPetId(doc._id)) return '_id is not a positive safe integer';
+  if (!isPetName(doc.name)) return 'name is missing or not 1 to 100 characters of valid text';
+  if (!isPetId(doc.categoryId)) return 'categoryId is not a positive safe integer';
   if (doc.status !== undefined && doc.status !== null && !isStatus(doc.status))
     return `status is not one of ${PET_STATUSES.join(', ')}`;
   return null;
+}
+
+export function documentOf(id: number, pet: NewPet): PetDocument {
+  const doc: PetDocument = { _id: id, name: pet.name, categoryId: pet.categoryId };
+  if (pet.status !== undefined) doc.status = pet.status;
+  return doc;
 }
 
 /** The pet of a stored document; an absent or null status stays absent. */

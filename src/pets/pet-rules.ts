@@ -1,19 +1,35 @@
 import { z } from 'zod';
 import { LIST_LIMIT, MAX_INT64_EXACT, PET_NAME_MAX_LENGTH } from './pet.ts';
 
-/** The rules a pet must meet, as zod schemas the API layers attach to their inputs. */
+/**
+ * The rules a pet must meet, as plain predicates: the API layers check inputs with them through the
+ * zod schemas below, the repository checks stored documents with them directly (every pet it reads).
+ */
+const isWellFormed = (text: string) => text.isWellFormed();
+const isNotBlank = (text: string) => text.trim().length > 0;
+// No more UTF-16 units than the limit means no more code points either: the count is rarely needed.
+const fitsNameLength = (name: string) => name.length <= PET_NAME_MAX_LENGTH || [...name].length <= PET_NAME_MAX_LENGTH;
+const isPositive = (id: number) => id >= 1;
+const isExactInJson = (id: number) => id <= MAX_INT64_EXACT;
+
+export const isPetName = (value: unknown): value is string =>
+  typeof value === 'string' && isWellFormed(value) && isNotBlank(value) && fitsNameLength(value);
+
+/** Pet ids and category ids alike. */
+export const isPetId = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && isPositive(value) && isExactInJson(value);
 
 export const petNameRule = z
   .string()
-  .refine((name) => name.isWellFormed(), 'must be valid Unicode text')
-  .refine((name) => name.trim().length > 0, 'must not be blank')
-  .refine((name) => [...name].length <= PET_NAME_MAX_LENGTH, `must be at most ${PET_NAME_MAX_LENGTH} characters long`);
+  .refine(isWellFormed, 'must be valid Unicode text')
+  .refine(isNotBlank, 'must not be blank')
+  .refine(fitsNameLength, `must be at most ${PET_NAME_MAX_LENGTH} characters long`);
 
 export const categoryIdRule = z
   .number()
-  .int('must be an integer')
-  .min(1, 'must be a positive integer')
-  .max(MAX_INT64_EXACT, `must be at most ${MAX_INT64_EXACT}`);
+  .refine(Number.isInteger, 'must be an integer')
+  .refine(isPositive, 'must be a positive integer')
+  .refine(isExactInJson, `must be at most ${MAX_INT64_EXACT}`);
 
 export const listLimitRule = z
   .number()
