@@ -45,9 +45,8 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
-export function createService({ config, stores, logger, metrics, graphiqlApiKey }: ServiceDependencies): Service {
-  const restBasePath = config.REST_BASE_PATH;
+/** Execution, shared by both faces: Yoga with the resolvers' context, and the REST executor over its envelop. */
+function createExecution({ config, stores, logger, metrics }: ServiceDependencies) {
   const idempotentCreates = createIdempotentCreates({
     pets: stores.pets,
     records: stores.idempotencyRecords,
@@ -61,6 +60,34 @@ export function createService({ config, stores, logger, metrics, graphiqlApiKey 
     maxListItems: config.MAX_GRAPHQL_LIST_ITEMS,
     metrics,
   });
+  const basePath = config.REST_BASE_PATH;
+  const rest = createRestExecutor({
+    schema,
+    envelop: yoga,
+    basePath,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    logger,
+    metrics,
+  });
+  const graphql = createGraphQLRequests(
+    (req, res, context) => yoga.handle(req, res, context),
+    config.MAX_GRAPHQL_BODY_BYTES,
+  );
+  return {
+    rest,
+    graphql,
+    close: async () => {
+      stopPurging();
+      await yoga.dispose();
+    },
+  };
+}
+
+/** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
+export function createService(dependencies: ServiceDependencies): Service {
+  const { config, stores, logger, metrics, graphiqlApiKey } = dependencies;
+  const restBasePath = config.REST_BASE_PATH;
+  const execution = createExecution(dependencies);
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({
     ring: keyRing,
@@ -80,8 +107,8 @@ export function createService({ config, stores, logger, metrics, graphiqlApiKey 
       openApiDocument: createOpenApiDocumentHandler(loadOpenApiDocument(), restBasePath),
     }),
     readiness: createReadiness(stores.ping, drain.isDraining),
-    graphql: createGraphQLRequests((req, res, context) => yoga.handle(req, res, context), config.MAX_GRAPHQL_BODY_BYTES),
-    rest: createRestExecutor({ schema, envelop: yoga, basePath: restBasePath, maxBodyBytes: config.MAX_BODY_BYTES, logger, metrics }),
+    graphql: execution.graphql,
+    rest: execution.rest,
     ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => sendMetrics(req, res) } : {}),
   });
   const rateLimits = createRateLimits({ ...rateLimitsOf(config), logger });
@@ -100,9 +127,8 @@ export function createService({ config, stores, logger, metrics, graphiqlApiKey 
     drain: drain.start,
     close: async () => {
       drain.start();
-      stopPurging();
       await keySync.stop();
-      await yoga.dispose();
+      await execution.close();
     },
   };
 }

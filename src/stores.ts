@@ -12,8 +12,8 @@ import {
   createMongoPetRepository,
   ensurePetIndexes,
   type MongoPetRepository,
-  type PetRepositoryOptions,
   type PetRepository,
+  type PetRepositoryOptions,
 } from './pets/pet-repository.ts';
 
 /** Everything the service keeps: one interface, met by MongoDB here and by memory in the benchmark. */

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
-import { type RestPet, restClient } from './support/rest-client.ts';
+import { restClient } from './support/rest-client.ts';
+import type { Pet } from './support/rest-types.ts';
 import { API_KEY, useTestServer } from './support/test-server.ts';
 
 describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
@@ -11,7 +12,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
     // Swagger UI sends the document's examples, cursor=cGV0OjIw ("after pet 20") among them: the
     // answer lists only the pets past id 20 with status available.
     const rest = restClient(server);
-    let pet: RestPet;
+    let pet: Pet;
     do pet = await rest.addPet({ name: 'Docs Rex', categoryId: 1, status: 'available' });
     while (pet.id <= 20);
   });

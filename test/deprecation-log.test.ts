@@ -1,19 +1,6 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createDeprecationTracker, DEPRECATED_USE_LOG_INTERVAL_MS } from '../src/rest/deprecation.ts';
-
-/** A real pino logger whose lines land in an array. */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, sink), lines };
-}
+import { capturingLogger } from './support/capturing-logger.ts';
 
 describe('deprecated-use log lines', () => {
   it('logs the first use by a key at once, then at most one line per key per hour with the count', () => {

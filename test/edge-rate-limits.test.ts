@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, rateLimitsOf } from '../src/config.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
 import { expectError } from './support/openapi-contract.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { API_KEY, OTHER_API_KEY, type TestServer, useTestServer } from './support/test-server.ts';
 
 const OFF = { rate: 0, burst: 0 };
@@ -34,7 +34,7 @@ describe('per API key (5/s, bursts of 8)', () => {
 
   it('when a key sends one request, then the response carries the IETF RateLimit fields', async () => {
     const response = await rest.listPets('?limit=1', bearer(OTHER_API_KEY));
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.headers['ratelimit-policy']).toBe('"default";q=5;w=1');
     expect(response.headers.ratelimit).toMatch(/^"default";r=4;t=[01]$/);
     expect(response.headers['ratelimit-limit']).toBeUndefined();
@@ -52,7 +52,7 @@ describe('per API key (5/s, bursts of 8)', () => {
       expect(response.headers['ratelimit-policy']).toBe('"default";q=5;w=1');
     }
     // The limit is the key's, not the address's.
-    expect((await rest.listPets('?limit=1', bearer(OTHER_API_KEY))).status).toBe(200);
+    expectStatus(await rest.listPets('?limit=1', bearer(OTHER_API_KEY)), 200);
     // Every limited route: GraphQL is refused in its own shape, an unknown path with the Error body.
     const graphql = await executeGraphQL(server, '{ __typename }');
     expect(graphql.status).toBe(429);
@@ -107,10 +107,10 @@ describe('per client address, for failed authentication (3/s, bursts of 5)', () 
 
   it('when Retry-After has passed, then the valid key is served again', async () => {
     const refused = await rest.listPets('?limit=1');
-    expect(refused.status).toBe(429);
+    expectError(refused, 429, 'RATE_LIMITED');
     await sleep(Number(refused.headers['retry-after']) * 1000 + 100);
     const response = await rest.listPets('?limit=1');
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     // No per-key limit configured: no RateLimit fields on a served request.
     expect(response.headers.ratelimit).toBeUndefined();
   });
@@ -125,7 +125,7 @@ describe('with both limits off (rates of 0)', () => {
     expect(new Set(statuses(wrong))).toEqual(new Set([401]));
     expect(wrong[0]?.headers.ratelimit).toBeUndefined();
     const served = await rest.listPets('?limit=1');
-    expect(served.status).toBe(200);
+    expectStatus(served, 200);
     expect(served.headers.ratelimit).toBeUndefined();
   });
 });

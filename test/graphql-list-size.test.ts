@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../src/config.ts';
 import { dataOf, executeGraphQL, expectBadUserInput, firstError } from './support/graphql-client.ts';
+import { useServerWithLostDatabase } from './support/lost-database.ts';
 import { expectError } from './support/openapi-contract.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { AUTH, startServerWithLostDatabase, type TestServer, useTestServer } from './support/test-server.ts';
@@ -85,12 +86,7 @@ describe('with a list-size limit of 100', () => {
 describe('a limit out of range always says "between 1 and 100"', () => {
   const server = useTestServer();
   const rest = restClient(server);
-  let broken: TestServer;
-
-  beforeAll(async () => {
-    broken = await startServerWithLostDatabase();
-  });
-  afterAll(async () => broken?.close());
+  const broken = useServerWithLostDatabase();
 
   it.each(['0', '101', '-1', '99999999999', '-99999999999', '99999999999999999999'])(
     "REST: when a client lists with limit=%s, then 400 BAD_USER_INPUT naming limit, in the rule's words",
@@ -115,7 +111,7 @@ describe('a limit out of range always says "between 1 and 100"', () => {
   });
 
   it('GraphQL: an out-of-range limit is refused before the database is asked', async () => {
-    const response = await executeGraphQL(broken, 'query ($n: Int) { pets(limit: $n) { id } }', { n: 2 ** 40 });
+    const response = await executeGraphQL(broken(), 'query ($n: Int) { pets(limit: $n) { id } }', { n: 2 ** 40 });
     expectBadUserInput(response, 'n');
   });
 });

@@ -9,7 +9,7 @@ import {
 import { fingerprintOf } from '../src/idempotency/idempotent-create.ts';
 import { executeGraphQL, firstError } from './support/graphql-client.ts';
 import { CreatePetDocument } from './support/operations.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { API_KEY, AUTH, OTHER_API_KEY, startTestServer, useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();
@@ -74,7 +74,8 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     const body = { name: 'Lost answer', categoryId: 5 };
     // What an instance leaves behind when it recorded the key and then died (or its client gave up).
     const first = await rest.createPet(body, withKey(key));
-    await server.database.db.collection('pets').deleteOne({ _id: first.body.id });
+    expectStatus(first, 201);
+    await server.database.db.collection<{ _id: number }>('pets').deleteOne({ _id: first.body.id });
     await records().updateOne(
       { _id: idempotencyRecordId(configuredKeyId(API_KEY), key) },
       { $set: { createdAt: new Date(Date.now() - 60_000) } },
@@ -90,7 +91,8 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     const body = { name: 'Scoped', categoryId: 6 };
     const mine = await rest.createPet(body, withKey(key));
     const theirs = await rest.createPet(body, withKey(key, { Authorization: `Bearer ${OTHER_API_KEY}` }));
-    expect([mine.status, theirs.status]).toEqual([201, 201]);
+    expectStatus(mine, 201);
+    expectStatus(theirs, 201);
     expect(theirs.headers['idempotent-replayed']).toBeUndefined();
     expect(theirs.body.id).not.toBe(mine.body.id);
   });
@@ -102,7 +104,8 @@ describe('POST /v1/pets with an Idempotency-Key', () => {
     const id = idempotencyRecordId(configuredKeyId(API_KEY), key);
     await records().updateOne({ _id: id }, { $set: { createdAt: new Date(Date.now() - 25 * 3_600_000) } });
     const again = await rest.createPet(body, withKey(key));
-    expect(again.status).toBe(201);
+    expectStatus(first, 201);
+    expectStatus(again, 201);
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     expect(again.body.id).not.toBe(first.body.id);
 

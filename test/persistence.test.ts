@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { dataOf, executeGraphQL } from './support/graphql-client.ts';
 import { PetDocument } from './support/operations.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { startTestServer, uniqueDbName } from './support/test-server.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'petstore-restart-'));
@@ -19,7 +19,7 @@ describe('embedded database', () => {
     const firstDatabase = await startEmbeddedDatabase({ dataDir, log });
     const before = await startTestServer({ mongoUri: firstDatabase.uri, dbName, keepDatabase: true });
     const created = await restClient(before).createPet({ name: 'Survivor', categoryId: 9, status: 'sold' });
-    expect(created.status).toBe(201);
+    expectStatus(created, 201);
     await before.close();
     await firstDatabase.stop();
 
@@ -35,6 +35,7 @@ describe('embedded database', () => {
       });
       // The id counter survived too: the next pet does not reuse the old id.
       const next = await restClient(after).createPet({ name: 'Next', categoryId: 9 });
+      expectStatus(next, 201);
       expect(next.body.id).toBeGreaterThan(created.body.id);
     } finally {
       await after.close();

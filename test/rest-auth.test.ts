@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from './support/openapi-contract.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { API_KEY, OTHER_API_KEY, useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();
@@ -54,7 +54,7 @@ describe.each(names)('%s', (operation) => {
     ['Bearer <OTHER_API_KEY> (the second configured key)', `Bearer ${OTHER_API_KEY}`],
   ])('when the request carries %s, then it succeeds', async (_what, authorization) => {
     const response = await operations[operation]({ Authorization: authorization });
-    expect(response.status).toBe(SUCCESS[operation]);
+    expectStatus(response, SUCCESS[operation]);
     expect(response.headers['www-authenticate']).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError } from './support/openapi-contract.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { AUTH, useTestServer } from './support/test-server.ts';
 
 /** A staging deployment on the same host as another: REST_BASE_PATH=/staging/v1. */
@@ -13,15 +13,15 @@ const rest = restClient(server);
 describe(`REST under the base path ${BASE}`, () => {
   it('creates a pet and gives its Location under the base path', async () => {
     const response = await rest.createPet({ name: 'Staged', categoryId: 1 });
-    expect(response.status).toBe(201);
+    expectStatus(response, 201);
     expect(response.headers.location).toBe(`${BASE}/pets/${response.body.id}`);
   });
 
   it('serves the Location it gave, with deprecation links under the base path', async () => {
     const created = await rest.createPet({ name: 'Located', categoryId: 1 });
-    expect(created.status).toBe(201);
-    const response = await rest.follow(created.headers.location!);
-    expect(response.status).toBe(200);
+    expectStatus(created, 201);
+    const response = await rest.followLocation(created.headers.location);
+    expectStatus(response, 200);
     expect(response.body).toEqual(created.body);
     expect(response.headers.link).toContain(`<${BASE}/pets>; rel="successor-version"`);
     expect(response.headers.link).not.toMatch(/<\/v1\//);

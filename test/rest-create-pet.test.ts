@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
+import { PET_STATUSES } from './support/rest-types.ts';
 import { useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();
@@ -8,7 +9,7 @@ const rest = restClient(server);
 describe('when a client adds a pet (POST /v1/pets)', () => {
   it('then it gets 201 with the pet, its assigned id and its Location', async () => {
     const response = await rest.createPet({ name: 'Rex', categoryId: 7, status: 'available' });
-    expect(response.status).toBe(201);
+    expectStatus(response, 201);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.body).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
     expect(Number.isSafeInteger(response.body.id) && response.body.id > 0).toBe(true);
@@ -17,9 +18,9 @@ describe('when a client adds a pet (POST /v1/pets)', () => {
 
   it('then its Location serves the same pet', async () => {
     const response = await rest.createPet({ name: 'Tom', categoryId: 2, status: 'pending' });
-    expect(response.status).toBe(201);
-    const fetched = await rest.follow(response.headers.location!);
-    expect(fetched.status).toBe(200);
+    expectStatus(response, 201);
+    const fetched = await rest.followLocation(response.headers.location);
+    expectStatus(fetched, 200);
     expect(fetched.body).toEqual(response.body);
   });
 
@@ -29,7 +30,7 @@ describe('when a client adds a pet (POST /v1/pets)', () => {
     expect(second.id).toBeGreaterThan(first.id);
   });
 
-  it.each(['available', 'pending', 'sold'])('then the status %j is accepted and returned', async (status) => {
+  it.each(PET_STATUSES)('then the status %j is accepted and returned', async (status) => {
     const pet = await rest.addPet({ name: `S ${status}`, categoryId: 3, status });
     expect(pet.status).toBe(status);
   });
@@ -44,6 +45,7 @@ describe('when a client adds a pet (POST /v1/pets)', () => {
     const pet = await rest.addPet({ name, categoryId: 1 });
     expect(pet.name).toBe(name);
     const fetched = await rest.getPet(pet.id);
+    expectStatus(fetched, 200);
     expect(fetched.body.name).toBe(name);
   });
 
@@ -59,38 +61,36 @@ describe('when a client adds a pet without a status', () => {
   let id: number;
 
   beforeAll(async () => {
-    const response = await rest.createPet({ name: 'Nobody', categoryId: 4 });
-    expect(response.status).toBe(201);
-    id = response.body.id;
+    id = (await rest.addPet({ name: 'Nobody', categoryId: 4 })).id;
   });
 
   it('then the POST response has no status field (not null)', async () => {
     const response = await rest.createPet({ name: 'Nobody too', categoryId: 4 });
-    expect(response.status).toBe(201);
+    expectStatus(response, 201);
     expect(response.body).toEqual({ id: expect.any(Number), name: 'Nobody too', categoryId: 4 });
     expect(response.text).not.toContain('status');
   });
 
   it('then, fetched by id, it still has no status field', async () => {
     const response = await rest.getPet(id);
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body).toEqual({ id, name: 'Nobody', categoryId: 4 });
     expect(response.text).not.toContain('status');
   });
 
   it('then, listed, it has no status field and no null anywhere', async () => {
     const response = await rest.listPets('?limit=100');
-    expect(response.status).toBe(200);
-    const listed = (response.body as Array<Record<string, unknown>>).find((pet) => pet.id === id);
+    expectStatus(response, 200);
+    const listed = response.body.find((pet) => pet.id === id);
     expect(listed).toEqual({ id, name: 'Nobody', categoryId: 4 });
     expect(response.text).not.toContain('null');
   });
 
   it('then it is not among the results of a listing by any status', async () => {
-    for (const status of ['available', 'pending', 'sold']) {
+    for (const status of PET_STATUSES) {
       const response = await rest.listPets(`?status=${status}&limit=100`);
-      expect(response.status).toBe(200);
-      expect(response.body.map((pet: { id: number }) => pet.id)).not.toContain(id);
+      expectStatus(response, 200);
+      expect(response.body.map((pet) => pet.id)).not.toContain(id);
     }
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createPetOverGraphQL, dataOf, executeGraphQL } from './support/graphql-client.ts';
 import { PetDocument, PetsDocument } from './support/operations.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();
@@ -31,9 +31,10 @@ describe('REST and GraphQL views of the same pet', () => {
     const pet = await createPetOverGraphQL(server, { name: `GraphQL ${name}`, categoryId: 13, status: name });
     const expected = { id: Number(pet.id), name: `GraphQL ${name}`, categoryId: 13, status: value };
     const fetched = await rest.getPet(pet.id);
-    expect(fetched.status).toBe(200);
+    expectStatus(fetched, 200);
     expect(fetched.body).toEqual(expected);
     const listed = await rest.listPets(`?status=${value}&limit=100`);
+    expectStatus(listed, 200);
     expect(listed.body).toContainEqual(expected);
   });
 
@@ -41,13 +42,14 @@ describe('REST and GraphQL views of the same pet', () => {
     const pet = await createPetOverGraphQL(server, { name: 'GraphQL bare', categoryId: 14 });
     expect(pet.status).toBeNull();
     const fetched = await rest.getPet(pet.id);
-    expect(fetched.status).toBe(200);
+    expectStatus(fetched, 200);
     expect(fetched.body).toEqual({ id: Number(pet.id), name: 'GraphQL bare', categoryId: 14 });
   });
 
   it('lists the same pets in the same order over REST and over GraphQL', async () => {
     const listed = await rest.listPets('?limit=100');
     const graphql = await executeGraphQL(server, PetsDocument, { limit: 100 });
+    expectStatus(listed, 200);
     expect(listed.body.length).toBeLessThan(100);
     const asRest = dataOf(graphql).pets.map((pet) => {
       const converted: Record<string, unknown> = { id: Number(pet.id), name: pet.name, categoryId: pet.categoryId };

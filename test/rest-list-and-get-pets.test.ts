@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError } from './support/openapi-contract.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { startTestServer, useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();
@@ -10,21 +10,21 @@ describe('when a client lists pets (GET /v1/pets)', () => {
   it('then it gets 200 with a bare JSON array of pets in ascending id order', async () => {
     await rest.addPet({ name: 'Listed', categoryId: 5, status: 'sold' });
     const response = await rest.listPets();
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(Array.isArray(response.body)).toBe(true);
     expect(response.text.startsWith('[')).toBe(true);
-    const ids = response.body.map((pet: { id: number }) => pet.id);
+    const ids = response.body.map((pet) => pet.id);
     expect(ids.length).toBeGreaterThan(0);
-    expect(ids).toEqual([...ids].sort((a: number, b: number) => a - b));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
 
   it('then, filtered by status, only pets with that status come back', async () => {
     const sold = await rest.addPet({ name: 'Sold one', categoryId: 5, status: 'sold' });
     const response = await rest.listPets('?status=sold&limit=100');
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body.length).toBeGreaterThan(0);
-    expect(response.body.every((pet: { status?: string }) => pet.status === 'sold')).toBe(true);
+    expect(response.body.every((pet) => pet.status === 'sold')).toBe(true);
     expect(response.body).toContainEqual(sold);
   });
 
@@ -32,7 +32,7 @@ describe('when a client lists pets (GET /v1/pets)', () => {
     const fresh = await startTestServer();
     try {
       const response = await restClient(fresh).listPets('?status=pending');
-      expect(response.status).toBe(200);
+      expectStatus(response, 200);
       expect(response.body).toEqual([]);
       expect(response.headers.link).toBeUndefined();
     } finally {
@@ -45,7 +45,7 @@ describe('when a client gets a pet by id (GET /v1/pets/{petId})', () => {
   it('then it gets 200 with the pet that has this id', async () => {
     const pet = await rest.addPet({ name: 'Lookup', categoryId: 9, status: 'pending' });
     const response = await rest.getPet(pet.id);
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body).toEqual(pet);
   });
 

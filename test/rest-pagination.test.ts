@@ -1,15 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from './support/openapi-contract.ts';
-import { nextLink, type RestPet, restClient } from './support/rest-client.ts';
+import { expectStatus, nextLink, restClient } from './support/rest-client.ts';
+import { PET_STATUSES, type Pet, type PetStatus } from './support/rest-types.ts';
 import { useTestServer } from './support/test-server.ts';
 
 /** 24 pets: statuses cycle available, pending, sold, none, so each group has 6 (2 and 3 divide it). */
 const TOTAL = 24;
-const CYCLE = ['available', 'pending', 'sold', undefined] as const;
+const CYCLE = [...PET_STATUSES, undefined] as const;
 
 const server = useTestServer();
 const rest = restClient(server);
-let pets: RestPet[];
+let pets: Pet[];
 
 beforeAll(async () => {
   pets = [];
@@ -21,15 +22,15 @@ beforeAll(async () => {
 
 /** Follows rel="next" to the last page, failing if the links loop. */
 const walk = (first: string) => rest.walk(first, TOTAL + 2);
-const idsWith = (status: string | undefined) => pets.filter((pet) => pet.status === status).map((pet) => pet.id);
+const idsWith = (status: PetStatus | undefined) => pets.filter((pet) => pet.status === status).map((pet) => pet.id);
 const allIds = () => pets.map((pet) => pet.id);
 
 describe('limit', () => {
   it('when limit is omitted, then 20 pets come back (the default) and a next link without limit', async () => {
     const response = await rest.listPets();
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body).toHaveLength(20);
-    expect(response.body.map((pet: RestPet) => pet.id)).toEqual(allIds().slice(0, 20));
+    expect(response.body.map((pet) => pet.id)).toEqual(allIds().slice(0, 20));
     const next = new URL(nextLink(response.headers.link)!, server.baseUrl);
     expect(next.pathname).toBe('/v1/pets');
     expect(next.searchParams.has('limit')).toBe(false);
@@ -38,15 +39,15 @@ describe('limit', () => {
 
   it('when following the default page, then the remaining 4 come back and no Link', async () => {
     const first = await rest.listPets();
-    const remaining = await rest.follow(nextLink(first.headers.link)!);
-    expect(remaining.status).toBe(200);
-    expect(remaining.body.map((pet: RestPet) => pet.id)).toEqual(allIds().slice(20));
+    const remaining = await rest.followNext(nextLink(first.headers.link)!);
+    expectStatus(remaining, 200);
+    expect(remaining.body.map((pet) => pet.id)).toEqual(allIds().slice(20));
     expect(remaining.headers.link).toBeUndefined();
   });
 
   it('when limit=100, then every pet (at most 100) comes back on one page without Link', async () => {
     const response = await rest.listPets('?limit=100');
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body.length).toBeLessThanOrEqual(100);
     expect(response.body).toEqual(pets);
     expect(response.headers.link).toBeUndefined();
@@ -59,7 +60,7 @@ describe('limit', () => {
 
   it('when limit=1, then exactly one pet, the first', async () => {
     const response = await rest.listPets('?limit=1');
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body).toEqual([pets[0]]);
   });
 });
@@ -67,14 +68,14 @@ describe('limit', () => {
 describe('the Link rel="next" header', () => {
   it('when a full page of limit=2 has more after it, then Link is </v1/pets?limit=2&cursor=...>; rel="next"', async () => {
     const response = await rest.listPets('?limit=2');
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body).toHaveLength(2);
     expect(response.headers.link).toMatch(/^<\/v1\/pets\?limit=2&cursor=[^&>]+>; rel="next"$/);
   });
 
   it('keeps status in the next link when it was given', async () => {
     const response = await rest.listPets('?limit=2&status=sold');
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     const next = new URL(nextLink(response.headers.link)!, server.baseUrl);
     expect(next.pathname).toBe('/v1/pets');
     expect(next.searchParams.get('limit')).toBe('2');
@@ -103,7 +104,7 @@ describe('the Link rel="next" header', () => {
     expect(pages.flat()).toEqual(allIds());
   });
 
-  it.each(['available', 'pending', 'sold'])(
+  it.each(PET_STATUSES)(
     'when following Link with status=%s, then exactly the pets with that status come, in order, and the full last page has no Link',
     async (status) => {
       const { pages, links } = await walk(`/v1/pets?limit=2&status=${status}`);
@@ -121,7 +122,7 @@ describe('the Link rel="next" header', () => {
 
   it('when a single page holds everything, then there is no Link', async () => {
     const response = await rest.listPets(`?limit=${TOTAL}`);
-    expect(response.status).toBe(200);
+    expectStatus(response, 200);
     expect(response.body).toHaveLength(TOTAL);
     expect(response.headers.link).toBeUndefined();
   });
@@ -130,8 +131,8 @@ describe('the Link rel="next" header', () => {
 describe('a next link over a growing store', () => {
   it("when a pet is added after a page was served, then that page's Link still leads on, without repeats, to the new pet", async () => {
     const first = await rest.listPets('?limit=10');
-    expect(first.status).toBe(200);
-    const seen: number[] = first.body.map((pet: RestPet) => pet.id);
+    expectStatus(first, 200);
+    const seen = first.body.map((pet) => pet.id);
     const added = await rest.addPet({ name: 'Late', categoryId: 1 });
     pets.push(added);
     const { pages } = await walk(nextLink(first.headers.link)!);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError } from './support/openapi-contract.ts';
-import { restClient } from './support/rest-client.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
 import { AUTH, useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();
@@ -57,7 +57,7 @@ describe('when a client posts a body under a Content-Type other than JSON in UTF
     'then the Content-Type %j is accepted as JSON',
     async (contentType) => {
       const response = await rest.createPetFromText(JSON.stringify({ name: 'Typed', categoryId: 1 }), contentType);
-      expect(response.status).toBe(201);
+      expectStatus(response, 201);
       expect(response.body).toMatchObject({ name: 'Typed', categoryId: 1 });
     },
   );

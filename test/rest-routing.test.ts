@@ -40,7 +40,7 @@ describe('when a client uses a method a route does not have', () => {
 
   it('then nothing is stored on a 405', async () => {
     const response = await rest.storesNothing(() => rest.send('PUT', '/v1/pets', { body: NEW_PET }));
-    expect(response.status).toBe(405);
+    expectError(response, 405, 'METHOD_NOT_ALLOWED');
   });
 });
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { type IncomingHttpHeaders, request, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssets } from '../src/static/build-assets.ts';
 import { createGraphiQLPage } from '../src/static/graphiql-page.ts';
 import { createStaticAssets, type StaticAssets } from '../src/static/static-assets.ts';
+import { rawRequest } from './support/raw-http.ts';
 import { listenOnLoopback } from './support/test-server.ts';
 
 /**
@@ -30,25 +31,8 @@ async function startAssetServer() {
   return { ...listening, assets };
 }
 
-interface RawResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  /** The bytes on the wire, still encoded: what a transfer costs. */
-  body: Buffer;
-}
-
 /** node:http rather than fetch, which would decode the body and hide the transferred size. */
-function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    request(url, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+const get = (url: string, headers: Record<string, string> = {}, method = 'GET') => rawRequest(url, { method, headers });
 
 describe('static assets (GraphiQL and Swagger UI files)', () => {
   let server: { http: Server; assets: StaticAssets; baseUrl: string };

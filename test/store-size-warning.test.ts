@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, inject, it } from 'vitest';
 import { connectDatabase } from '../src/db/mongo.ts';
 import { EMBEDDED_PETS_LIMIT, warnWhenEmbeddedStoreIsLarge } from '../src/db/store-size-warning.ts';
+import { capturingLogger } from './support/capturing-logger.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
 describe('the embedded store size warning', () => {
@@ -10,16 +9,10 @@ describe('the embedded store size warning', () => {
     timeout: 60_000,
   }, async () => {
     const database = await connectDatabase(inject('mongoUri'), uniqueDbName('size'));
-    const lines: { msg: string; pets?: number }[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()) as { msg: string });
-        done();
-      },
-    });
+    const { logger, lines } = capturingLogger();
     try {
       const pets = database.db.collection<{ _id: number; name: string; categoryId: number }>('pets');
-      const stop = warnWhenEmbeddedStoreIsLarge(database.db, pino({ level: 'info' }, sink));
+      const stop = warnWhenEmbeddedStoreIsLarge(database.db, logger);
       await new Promise((settled) => setTimeout(settled, 200));
       expect(lines).toEqual([]);
       stop();
@@ -30,7 +23,7 @@ describe('the embedded store size warning', () => {
         categoryId: 1,
       }));
       await pets.insertMany(docs, { ordered: false });
-      const stopAgain = warnWhenEmbeddedStoreIsLarge(database.db, pino({ level: 'info' }, sink));
+      const stopAgain = warnWhenEmbeddedStoreIsLarge(database.db, logger);
       await expect.poll(() => lines.length, { timeout: 10_000 }).toBe(1);
       stopAgain();
       expect(lines[0]).toMatchObject({ pets: EMBEDDED_PETS_LIMIT + 1 });

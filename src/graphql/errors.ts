@@ -77,7 +77,12 @@ export function fromDomainError(error: DomainError): GraphQLError {
   // A header, not a variable: 400 on both faces, whatever the GraphQL response's media type.
   if (error instanceof InvalidIdempotencyKeyError) {
     return createGraphQLError(error.message, {
-      extensions: { code: ErrorCode.BAD_USER_INPUT, field: 'Idempotency-Key', reason: error.reason, http: { status: 400 } },
+      extensions: {
+        code: ErrorCode.BAD_USER_INPUT,
+        field: 'Idempotency-Key',
+        reason: error.reason,
+        http: { status: 400 },
+      },
     });
   }
   if (error instanceof CorruptPetError) {

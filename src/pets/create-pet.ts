@@ -1,6 +1,6 @@
 import { InvalidIdempotencyKeyError } from '../errors.ts';
-import type { IdempotentCreates } from '../idempotency/idempotent-create.ts';
 import { idempotencyKeyOf } from '../idempotency/idempotency-key.ts';
+import type { IdempotentCreates } from '../idempotency/idempotent-create.ts';
 import type { NewPet, Pet } from './pet.ts';
 import type { PetRepository } from './pet-repository.ts';
 

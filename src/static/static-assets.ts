@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import sirv from 'sirv';
-import { ENCODING_SUFFIX, type MountedManifest, readAssetManifest } from './asset-manifest.ts';
 import { sendError } from '../http/send-error.ts';
+import { ENCODING_SUFFIX, type MountedManifest, readAssetManifest } from './asset-manifest.ts';
 import { matchesIfNoneMatch, preferredEncoding } from './http-conditional.ts';
 
 /** Hashed names change with their content, so a browser may keep every file for good. */

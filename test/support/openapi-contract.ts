@@ -6,6 +6,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'vitest';
 import { loadOpenApiDocument } from '../../src/rest/openapi-document.ts';
+import type { ERROR_STATUS, ErrorBody, OPERATIONS, OperationId } from './rest-types.ts';
 
 // One loader for the service and the tests: the document the adapter serves is the one we check against.
 export { loadOpenApiDocument };
@@ -86,7 +87,7 @@ function validatorAt(at: string): ValidateFunction {
   return validate;
 }
 
-export type PathTemplate = '/pets' | '/pets/{petId}';
+export type PathTemplate = (typeof OPERATIONS)[OperationId]['path'];
 
 /** The template of the document's operation for this method and path (below the server URL), if any. */
 export function operationAt(method: string, path: string): PathTemplate | undefined {
@@ -96,6 +97,12 @@ export function operationAt(method: string, path: string): PathTemplate | undefi
       new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path) &&
       method.toLowerCase() in asObject(paths[template], template),
   );
+}
+
+/** Whether a Content-Type header names JSON, whatever its parameters and case. */
+function isJson(contentType: string | string[] | undefined): boolean {
+  const mediaType = String(contentType ?? '').split(';')[0];
+  return mediaType?.trim().toLowerCase() === 'application/json';
 }
 
 export function assertMatchesContract(method: string, pathTemplate: PathTemplate, response: ContractResponse): void {
@@ -131,11 +138,7 @@ export function assertMatchesContract(method: string, pathTemplate: PathTemplate
     fail('only application/json content is supported by this helper');
   }
   const contentType = headers.get('content-type');
-  const mediaType = String(contentType ?? '')
-    .split(';')[0]
-    ?.trim()
-    .toLowerCase();
-  if (mediaType !== 'application/json') fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
+  if (!isJson(contentType)) fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
   const validate = validatorAt(`${documented.at}${pointer(['content', 'application/json', 'schema'])}`);
   if (!validate(response.body)) fail(`body does not match the schema: ${ajv.errorsText(validate.errors)}`);
 }
@@ -164,11 +167,7 @@ export function assertErrorResponse(response: ContractResponse): void {
     throw new Error(`error response ${response.status}: ${problem}\nbody: ${JSON.stringify(response.body)}`);
   };
   const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
-  const mediaType = String(contentType ?? '')
-    .split(';')[0]
-    ?.trim()
-    .toLowerCase();
-  if (mediaType !== 'application/json') fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
+  if (!isJson(contentType)) fail(`content-type ${JSON.stringify(contentType)} is not application/json`);
   assertErrorBody(response.body);
   const { status } = response.body as { status: unknown };
   if (status !== response.status) fail(`body status ${JSON.stringify(status)} differs from the HTTP status`);
@@ -219,12 +218,21 @@ export function expectContract<T extends ContractResponse>(
   return response;
 }
 
+/** The codes of the Error bodies an answer with this status may carry. */
+type CodeAt<Status> = Extract<ErrorBody, { status: Status }>['code'];
+
 /**
  * An Error response with this status and code (the caller has already run expectContract or
- * assertErrorResponse on it). With `field`, the message must name that REST field as a word and
- * must not leak the GraphQL spelling behind it (`input.name`, `first`, `after`, `$limit`).
+ * assertErrorResponse on it); a code the answers of `response` cannot carry does not compile. With
+ * `field`, the message must name that REST field as a word and must not leak the GraphQL spelling
+ * behind it (`input.name`, `first`, `after`, `$limit`).
  */
-export function expectError(response: ContractResponse, status: number, code: string, field?: string): void {
+export function expectError<R extends ContractResponse, C extends CodeAt<R['status']>>(
+  response: R,
+  status: NoInfer<(typeof ERROR_STATUS)[C]>,
+  code: C,
+  field?: string,
+): asserts response is R & { status: (typeof ERROR_STATUS)[C]; body: ErrorBody<C> } {
   expect(response.status, JSON.stringify(response.body)).toBe(status);
   const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
   expect(String(contentType)).toMatch(/^application\/json\s*(;|$)/);
@@ -237,4 +245,39 @@ export function expectError(response: ContractResponse, status: number, code: st
     expect(body.message).toMatch(new RegExp(`(^|[^A-Za-z0-9_.$])${field}([^A-Za-z0-9_]|$)`));
     expect(body.message).not.toMatch(/\binput\.|\$\w|"first"|"after"/);
   }
+}
+
+/**
+ * An operation as the document declares it, in the shape of rest-types.ts's OPERATIONS: for each
+ * status, the components/schemas name of its JSON body and its required headers, lower-cased.
+ */
+export function documentedOperation(operationId: string) {
+  const { document } = getContract();
+  const paths = asObject(document.paths, '/paths');
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(asObject(item, path))) {
+      if (asObject(operation, `${path}/${method}`).operationId !== operationId) continue;
+      const at = pointer(['paths', path, method, 'responses']);
+      const responses = Object.keys(resolve(at, document).node).map((status) => {
+        const answer = resolve(`${at}${pointer([status])}`, document);
+        const schema = asObject(answer.node.content ?? {}, answer.at)['application/json'] as
+          | { schema?: { $ref?: string } }
+          | undefined;
+        const headers = Object.keys(asObject(answer.node.headers ?? {}, answer.at)).filter(
+          (name) => resolve(`${answer.at}${pointer(['headers', name])}`, document).node.required === true,
+        );
+        return [
+          status,
+          { body: schema?.schema?.$ref?.split('/').at(-1), headers: headers.map((name) => name.toLowerCase()) },
+        ] as const;
+      });
+      return { method: method.toUpperCase(), path, responses: Object.fromEntries(responses) };
+    }
+  }
+  throw new Error(`OpenAPI document: no operation ${operationId}`);
+}
+
+/** A schema of components/schemas, as the document writes it. */
+export function documentedSchema(name: string): JsonObject {
+  return resolve(pointer(['components', 'schemas', name]), getContract().document).node;
 }

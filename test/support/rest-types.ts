@@ -1,0 +1,137 @@
+/**
+ * The REST contract of schema/openapi.yaml as types, so that tests read bodies with the compiler's
+ * help. Written by hand from the document: the two tables below are what the types are built from,
+ * and test/rest-contract-types.test.ts and test/rest-error-codes.test.ts fail when they and the
+ * document part ways.
+ */
+
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+/** A pet as the REST contract spells it: a numeric id, a lower-case status that may be absent. */
+export interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status?: PetStatus;
+}
+
+export type NewPet = Omit<Pet, 'id'>;
+
+/** The closed set of Error codes, each with the one HTTP status the document's table gives it. */
+export const ERROR_STATUS = {
+  BAD_USER_INPUT: 400,
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  PET_NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_SERVER_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
+
+/** The body of every error answer; its code fixes its status. */
+export type ErrorBody<C extends ErrorCode = ErrorCode> = {
+  [K in C]: { code: K; message: string; status: (typeof ERROR_STATUS)[K] };
+}[C];
+
+/** A documented answer: the schema its body has and the headers it must carry (lower case). */
+interface Documented {
+  body: keyof Schemas;
+  headers: readonly string[];
+}
+const ERROR = { body: 'Error', headers: [] } as const;
+const UNAUTHENTICATED = { body: 'Error', headers: ['www-authenticate'] } as const;
+const RETRY_LATER = { body: 'Error', headers: ['retry-after'] } as const;
+const DEPRECATED = ['deprecation', 'sunset', 'link'] as const;
+
+/** Each operation of the document with every status it documents. */
+export const OPERATIONS = {
+  listPets: {
+    method: 'GET',
+    path: '/pets',
+    responses: {
+      200: { body: 'Pets', headers: [] },
+      400: ERROR,
+      401: UNAUTHENTICATED,
+      429: RETRY_LATER,
+      500: ERROR,
+      503: RETRY_LATER,
+    },
+  },
+  createPet: {
+    method: 'POST',
+    path: '/pets',
+    responses: {
+      201: { body: 'Pet', headers: ['location'] },
+      400: ERROR,
+      401: UNAUTHENTICATED,
+      409: RETRY_LATER,
+      413: ERROR,
+      415: ERROR,
+      422: ERROR,
+      429: RETRY_LATER,
+      500: ERROR,
+      503: RETRY_LATER,
+    },
+  },
+  getPet: {
+    method: 'GET',
+    path: '/pets/{petId}',
+    responses: {
+      200: { body: 'Pet', headers: DEPRECATED },
+      400: ERROR,
+      401: UNAUTHENTICATED,
+      404: { body: 'Error', headers: DEPRECATED },
+      429: RETRY_LATER,
+      500: ERROR,
+      503: RETRY_LATER,
+    },
+  },
+} as const satisfies Record<string, { method: string; path: string; responses: Record<number, Documented> }>;
+export type OperationId = keyof typeof OPERATIONS;
+
+/** The schemas of components/schemas that answers carry. */
+interface Schemas {
+  Pet: Pet;
+  Pets: Pet[];
+  Error: ErrorBody;
+}
+
+/** Response headers as supertest gives them, lower-cased; `H` are the ones present for certain. */
+export type ResponseHeaders<H extends string = never> = Record<string, string> & Record<H, string>;
+
+/** One answer: its status, headers, body as text and as JSON. */
+export interface Answer<S extends number = number, B = unknown, H extends string = never> {
+  status: S;
+  headers: ResponseHeaders<H>;
+  text: string;
+  body: B;
+}
+
+/** An answer to a request the document has no operation for (any error is still an Error body). */
+export type RestResponse = Answer;
+
+type BodyAt<S extends number, Name extends keyof Schemas> = Name extends 'Error'
+  ? Extract<ErrorBody, { status: S }>
+  : Schemas[Name];
+type DocumentedOf<O extends OperationId> = (typeof OPERATIONS)[O]['responses'];
+type AnswerOf<O extends OperationId, S extends keyof DocumentedOf<O>> = S extends number
+  ? DocumentedOf<O>[S] extends Documented
+    ? Answer<S, BodyAt<S, DocumentedOf<O>[S]['body']>, DocumentedOf<O>[S]['headers'][number]>
+    : never
+  : never;
+
+/** Every answer the document allows an operation: a union that `expectStatus` narrows to one. */
+export type ResponseOf<O extends OperationId> = { [S in keyof DocumentedOf<O>]: AnswerOf<O, S> }[keyof DocumentedOf<O>];
+
+export type ListPetsResponse = ResponseOf<'listPets'>;
+export type CreatePetResponse = ResponseOf<'createPet'>;
+export type GetPetResponse = ResponseOf<'getPet'>;
