@@ -1,14 +1,19 @@
+/** How long a client is told to wait before retrying after a 503 (database, drain, a client that left). */
+export const RETRY_AFTER_SECONDS = 5;
+
 /**
  * Domain errors: what can go wrong below the API layers, named without GraphQL, HTTP or driver
  * types. The repository turns driver errors into these; the GraphQL layer gives each a code and an
  * HTTP status. `expected` errors are operating conditions (logged without a stack), not bugs.
  */
-/** How long a client is told to wait before retrying after a 503 (database, drain, a client that left). */
-export const RETRY_AFTER_SECONDS = 5;
-
 export abstract class DomainError extends Error {
   abstract readonly code: string;
   abstract readonly expected: boolean;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
 }
 
 /** The database did not answer in time or cannot be reached; retrying later may work. */
@@ -20,7 +25,6 @@ export class DatabaseUnavailableError extends DomainError {
 
   constructor(options?: { cause?: unknown }) {
     super('The database is unavailable; try again shortly', options);
-    this.name = 'DatabaseUnavailableError';
   }
 }
 
@@ -34,7 +38,6 @@ export class ClientGoneError extends DomainError {
 
   constructor() {
     super('The client went away before its request ran; nothing was done');
-    this.name = 'ClientGoneError';
   }
 }
 
@@ -45,7 +48,6 @@ export class IdAllocationError extends DomainError {
 
   constructor(attempts: number) {
     super(`could not allocate a unique pet id in ${attempts} attempts`);
-    this.name = 'IdAllocationError';
   }
 }
 
@@ -62,7 +64,6 @@ export class CorruptPetError extends DomainError {
     readonly problem: string,
   ) {
     super(`Pet ${petId} is stored in a form this service cannot read`);
-    this.name = 'CorruptPetError';
   }
 }
 
@@ -73,7 +74,6 @@ export class PetIdTakenError extends DomainError {
 
   constructor(readonly petId: number) {
     super(`pet id ${petId} is already taken`);
-    this.name = 'PetIdTakenError';
   }
 }
 
@@ -84,7 +84,6 @@ export class IdempotencyKeyReusedError extends DomainError {
 
   constructor() {
     super('This Idempotency-Key was already used with a different request body; use a new key for a new request');
-    this.name = 'IdempotencyKeyReusedError';
   }
 }
 
@@ -95,7 +94,6 @@ export class IdempotencyKeyInUseError extends DomainError {
 
   constructor(readonly retryAfterSeconds: number) {
     super('A request with this Idempotency-Key is still being processed; retry after it finishes');
-    this.name = 'IdempotencyKeyInUseError';
   }
 }
 
@@ -106,6 +104,5 @@ export class InvalidIdempotencyKeyError extends DomainError {
 
   constructor(readonly reason: string) {
     super(`Invalid value for "Idempotency-Key": ${reason}`);
-    this.name = 'InvalidIdempotencyKeyError';
   }
 }
