@@ -8,7 +8,7 @@
 # Environment (all optional):
 #   FUZZ_MAX_EXAMPLES  examples per operation and phase (default 500: about 3 minutes on 2 cores)
 #   FUZZ_SEED          hypothesis seed (default 42)
-#   FUZZ_PORT          port for the service (default: a free one)
+#   FUZZ_PORT          port for the service (default: one the service picks)
 #   FUZZ_VENV          the schemathesis virtualenv (default: a cache dir, created when missing)
 #   FUZZ_EXTRA_ARGS    extra arguments for `st run` (e.g. "--include-operation-id getPet")
 set -euo pipefail
@@ -21,7 +21,8 @@ SEED="${FUZZ_SEED:-42}"
 VENV="${FUZZ_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/petstore-gateway/venv}"
 REQUIREMENTS="$ROOT/.ci/requirements-fuzz.txt"
 ARTIFACTS="$ROOT/test-artifacts/schemathesis"
-HEALTH_TIMEOUT=180
+# Above scripts/service-process.ts's own start deadline (180 s: a first start compiles FerretDB).
+START_TIMEOUT=200
 
 log() { printf '[fuzz] %s\n' "$*"; }
 
@@ -45,14 +46,10 @@ fi
 "$VENV/bin/st" --version
 
 # --- the service -------------------------------------------------------------------------------------
-if [[ -n "${FUZZ_PORT:-}" ]]; then
-  PORT="$FUZZ_PORT"
-else
-  PORT="$("$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-fi
 KEY="$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(16))')" # 32 characters
 DATA_DIR="$(mktemp -d "${TMPDIR:-/tmp}/petstore-fuzz-data.XXXXXX")"
 SERVICE_LOG="$(mktemp "${TMPDIR:-/tmp}/petstore-fuzz-service.XXXXXX.log")"
+ORIGIN_FILE="$(mktemp "${TMPDIR:-/tmp}/petstore-fuzz-origin.XXXXXX")"
 rm -rf "$ARTIFACTS"
 mkdir -p "$ARTIFACTS"
 
@@ -60,46 +57,58 @@ SERVICE_PID=""
 stop_service() {
   local status=$?
   if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then
-    # The service runs in its own process group (setsid): npm -> node (exec) -> FerretDB.
-    kill -TERM -- "-$SERVICE_PID" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-      kill -0 -- "-$SERVICE_PID" 2>/dev/null || break
+    # scripts/serve.ts stops the service it started (SIGTERM, drained; SIGKILL after 15 s) and exits
+    # with its code; anything still in its process group (setsid) after that is killed.
+    kill -TERM "$SERVICE_PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+      kill -0 "$SERVICE_PID" 2>/dev/null || break
       sleep 0.2
     done
-    kill -KILL -- "-$SERVICE_PID" 2>/dev/null || true
-    wait "$SERVICE_PID" 2>/dev/null || true
+    local code=0
+    wait "$SERVICE_PID" 2>/dev/null || code=$?
+    log "service stopped (exit code $code)"
+    # A service that does not drain cleanly after the run is a failure too.
+    if [[ "$status" -eq 0 && "$code" -ne 0 ]]; then status=1; fi
   fi
+  [[ -n "$SERVICE_PID" ]] && kill -KILL -- "-$SERVICE_PID" 2>/dev/null || true
   cp "$SERVICE_LOG" "$ARTIFACTS/service.log" 2>/dev/null || true
-  rm -rf "$DATA_DIR" "$SERVICE_LOG"
+  rm -rf "$DATA_DIR" "$SERVICE_LOG" "$ORIGIN_FILE"
   exit "$status"
 }
 trap stop_service EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-log "starting the service on 127.0.0.1:$PORT (data dir $DATA_DIR)"
+log "starting the service through scripts/serve.ts (npm start; data dir $DATA_DIR)"
 # schemathesis sends thousands of requests, many without a valid key on purpose: rate limits far above
 # what it sends, so that every answer is the operation's own (the 429 path has tests of its own).
-PORT="$PORT" HOST=127.0.0.1 API_KEYS="$KEY" LOG_LEVEL=warn DATA_DIR="$DATA_DIR" NODE_ENV=production \
+# LOG_LEVEL info: the helper finds the service by its "is listening" line (and the access log helps
+# to read a failure).
+PORT="${FUZZ_PORT:-0}" HOST=127.0.0.1 API_KEYS="$KEY" LOG_LEVEL=info DATA_DIR="$DATA_DIR" NODE_ENV=production \
   RATE_LIMIT_PER_KEY=100000 RATE_LIMIT_BURST=100000 AUTH_FAILURE_LIMIT=100000 AUTH_FAILURE_BURST=100000 \
-  setsid npm start --silent >"$SERVICE_LOG" 2>&1 </dev/null &
+  setsid node --import tsx scripts/serve.ts >"$ORIGIN_FILE" 2>"$SERVICE_LOG" </dev/null &
 SERVICE_PID=$!
 
 started=$SECONDS
-until [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/health" || true)" == 200 ]]; do
+until [[ -s "$ORIGIN_FILE" ]]; do
   if ! kill -0 "$SERVICE_PID" 2>/dev/null; then
-    log "the service exited before it was healthy; its log:"
-    cat "$SERVICE_LOG"
+    log "the service exited before it listened; its log:"
+    tail -n 60 "$SERVICE_LOG"
     exit 1
   fi
-  if (( SECONDS - started >= HEALTH_TIMEOUT )); then
-    log "the service was not healthy after ${HEALTH_TIMEOUT} s; its log:"
-    cat "$SERVICE_LOG"
+  if (( SECONDS - started >= START_TIMEOUT )); then
+    log "the service was not listening after ${START_TIMEOUT} s; its log:"
+    tail -n 60 "$SERVICE_LOG"
     exit 1
   fi
-  sleep 1
+  sleep 0.2
 done
-log "service healthy after $((SECONDS - started)) s"
+read -r ORIGIN <"$ORIGIN_FILE"
+if [[ "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$ORIGIN/health" || true)" != 200 ]]; then
+  log "the service at $ORIGIN is listening but not healthy"
+  exit 1
+fi
+log "service healthy at $ORIGIN after $((SECONDS - started)) s"
 
 # --- schemathesis ------------------------------------------------------------------------------------
 # Two runs on one service. The stateful phase (POST /pets -> GET /pets/{petId} through the links) runs
@@ -117,7 +126,7 @@ node --input-type=module -e "
 " "$STATEFUL_DOCUMENT"
 
 COMMON_ARGS=(
-  --url "http://127.0.0.1:$PORT/v1"
+  --url "$ORIGIN/v1"
   -H "Authorization: Bearer $KEY"
   --checks all
   --mode all

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rssMbOf, startServiceProcess } from '../scripts/service-process.ts';
+import { rssMbOf } from '../scripts/process-tree.ts';
+import { startServiceProcess } from '../scripts/service-process.ts';
 
 const REQUESTS = 1_000;
 const CONCURRENCY = 10;
@@ -68,10 +69,12 @@ export async function measureMemory(): Promise<MemoryResult> {
   const key = `mem_${randomBytes(16).toString('hex')}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'petstore-bench-mem-'));
   const service = await startServiceProcess({
-    API_KEYS: key,
-    DATA_DIR: dataDir,
-    RATE_LIMIT_PER_KEY: '100000',
-    RATE_LIMIT_BURST: '100000',
+    env: {
+      API_KEYS: key,
+      DATA_DIR: dataDir,
+      RATE_LIMIT_PER_KEY: '100000',
+      RATE_LIMIT_BURST: '100000',
+    },
   });
   const floor = await floorProcess();
   try {

@@ -16,10 +16,12 @@ const KEY = `soak_${randomBytes(16).toString('hex')}`;
 const dataDir = mkdtempSync(join(tmpdir(), 'petstore-soak-'));
 // One key stands for many clients here, so its rate limit is raised; every other limit is as shipped.
 const service = await startServiceProcess({
-  API_KEYS: KEY,
-  DATA_DIR: dataDir,
-  RATE_LIMIT_PER_KEY: '100000',
-  RATE_LIMIT_BURST: '100000',
+  env: {
+    API_KEYS: KEY,
+    DATA_DIR: dataDir,
+    RATE_LIMIT_PER_KEY: '100000',
+    RATE_LIMIT_BURST: '100000',
+  },
 });
 const { child, origin } = service;
 try {

@@ -137,7 +137,7 @@ describe('npm run keys over MONGODB_URI', () => {
       [['revoke'], /revoke needs the ID/],
       [['revoke', `psk_${'a'.repeat(43)}`], /not the key itself/],
     ];
-    // Two at a time: ten npm + tsx start-ups at once starve the 2-core machine, and other files measure deadlines.
+    // Two at a time: ten npm and node start-ups at once starve the 2-core machine, and other files measure deadlines.
     const twoAtATime = pLimit(2);
     const runs = await Promise.all(
       cases.map(([args, message]) => twoAtATime(async () => ({ run: await runKeys(args, env), message }))),

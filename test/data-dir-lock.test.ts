@@ -5,6 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ServiceExitedError, startServiceProcess } from '../scripts/service-process.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 
 const LOCK_MODULE = fileURLToPath(new URL('../src/db/data-dir-lock.ts', import.meta.url));
@@ -53,15 +54,10 @@ describe('one owner per data directory', () => {
     const dataDir = freshDataDir();
     const first = await startEmbeddedDatabase({ dataDir, log: () => {} });
     try {
-      const second = spawn(process.execPath, ['dist/main.js'], {
-        env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', MONGODB_URI: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      second.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      second.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const [code] = await once(second, 'exit');
-      expect(code).toBe(1);
+      const second = await startServiceProcess({ via: 'node', env: { DATA_DIR: dataDir } }).catch((error) => error);
+      expect(second).toBeInstanceOf(ServiceExitedError);
+      expect(second.code).toBe(1);
+      const output = second.log.join('\n');
       expect(output).toContain('is in use by process');
       expect(output).toContain('give this one another DATA_DIR');
     } finally {

@@ -1,8 +1,6 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { Agent, request } from 'node:http';
-import { createInterface } from 'node:readline';
 import { describe, expect, inject, it } from 'vitest';
+import { startServiceProcess } from '../scripts/service-process.ts';
 import { API_KEY, AUTH, uniqueDbName, useTestServer } from './support/test-server.ts';
 
 interface Outcome {
@@ -23,36 +21,26 @@ function get(origin: string, agent: Agent, path: string): Promise<Outcome> {
   });
 }
 
-/** The compiled service, as npm start runs it; resolves once it listens. */
-async function startService(): Promise<{ child: ChildProcessWithoutNullStreams; origin: string }> {
-  const child = spawn(process.execPath, ['dist/main.js'], {
+/** The compiled service, as npm start runs it, on the run's database; resolves once it listens. */
+function startService() {
+  return startServiceProcess({
+    via: 'node',
     env: {
-      ...process.env,
-      PORT: '0',
       API_KEYS: API_KEY,
       MONGODB_URI: inject('mongoUri'),
       MONGODB_DB: uniqueDbName('drain'),
-      LOG_LEVEL: 'info',
       RATE_LIMIT_PER_KEY: '100000',
       RATE_LIMIT_BURST: '100000',
     },
-    stdio: 'pipe',
   });
-  for await (const line of createInterface({ input: child.stdout })) {
-    const rest = /"rest":"([^"]+)"/.exec(line)?.[1];
-    if (rest) {
-      child.stdout.resume();
-      return { child, origin: new URL(rest).origin };
-    }
-  }
-  throw new Error('the service exited before listening');
 }
 
 describe('draining on SIGTERM', () => {
   it('when keep-alive clients are busy at the signal, then in-flight requests finish, none is reset, and it exits 0', {
     timeout: 60_000,
   }, async () => {
-    const { child, origin } = await startService();
+    const service = await startService();
+    const { origin } = service;
     const clients = Array.from({ length: 4 }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
     const outcomes: Outcome[] = [];
     // Each client loops until a request fails: after the drain, its connection is closed by the
@@ -85,8 +73,7 @@ describe('draining on SIGTERM', () => {
     await new Promise((settled) => setTimeout(settled, 400));
     const signalAt = performance.now();
     const answeredBeforeSignal = outcomes.length;
-    child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
+    const code = await service.stop('SIGTERM');
     const exitMs = performance.now() - signalAt;
     await Promise.all(loops);
     const created = await slowCreate;

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedDatabase } from '../../src/db/embedded.ts';
-import { buildAssets } from '../../src/static/build-assets.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,19 +11,15 @@ declare module 'vitest' {
   }
 }
 
-/** What `npm run build` makes: the pages' assets (every service needs them) and dist/ for `npm start`. */
-async function build(): Promise<void> {
-  await buildAssets();
-  const tsc = spawnSync('npx', ['--no-install', 'tsc', '-p', 'tsconfig.build.json'], {
-    stdio: 'inherit',
-    timeout: 120_000,
-  });
-  if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${tsc.status ?? tsc.signal})`);
+/** What `npm run build` makes, unless it is current: the pages' assets (every service needs them) and dist/. */
+function build(): void {
+  const built = spawnSync(process.execPath, ['scripts/build.js', '--if-stale'], { stdio: 'inherit', timeout: 300_000 });
+  if (built.status !== 0) throw new Error(`node scripts/build.js --if-stale failed (${built.status ?? built.signal})`);
 }
 
 /** The real database for the run: MONGODB_URI when given, else the embedded FerretDB in a temp dir. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await build();
+  build();
   const given = process.env.MONGODB_URI;
   if (given) {
     project.provide('mongoUri', given);
