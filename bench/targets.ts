@@ -73,6 +73,7 @@ export function createTargets(pets: PetRepository, apiKey: string): Targets {
   const records = stores.idempotencyRecords;
   const createPet = createPetUseCase(pets, createIdempotentCreates({ pets, records, retentionMs: 3_600_000 }));
   const identity: RequestIdentity = {
+    id: 'bench',
     face: 'graphql',
     keyId: 'bench',
     clientGone: () => false,

@@ -4,6 +4,8 @@ import type { PetRepository } from './pets/pet-repository.ts';
 
 /** What the edge hands to execution for every request, GraphQL or REST (the edge's RequestScope is one). */
 export interface RequestIdentity extends CreateRequest {
+  /** The request id the client got back (X-Request-Id): every log line about the request carries it. */
+  id: string;
   /** Which face was called: both run the same operations through the same envelop. */
   face: Face;
   /** Adds a header to the response, whichever face writes it (a replay says so). */

@@ -9,6 +9,8 @@ export const RETRY_AFTER_SECONDS = 5;
 export abstract class DomainError extends Error {
   abstract readonly code: string;
   abstract readonly expected: boolean;
+  /** The client's request is at fault (a 4xx): its access-log line says all there is to say. */
+  readonly byClient: boolean = false;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -81,6 +83,7 @@ export class PetIdTakenError extends DomainError {
 export class IdempotencyKeyReusedError extends DomainError {
   readonly code = 'IDEMPOTENCY_KEY_REUSED';
   readonly expected = true;
+  override readonly byClient = true;
 
   constructor() {
     super('This Idempotency-Key was already used with a different request body; use a new key for a new request');
@@ -91,6 +94,7 @@ export class IdempotencyKeyReusedError extends DomainError {
 export class IdempotencyKeyInUseError extends DomainError {
   readonly code = 'IDEMPOTENCY_KEY_IN_USE';
   readonly expected = true;
+  override readonly byClient = true;
 
   constructor(readonly retryAfterSeconds: number) {
     super('A request with this Idempotency-Key is still being processed; retry after it finishes');
@@ -101,6 +105,7 @@ export class IdempotencyKeyInUseError extends DomainError {
 export class InvalidIdempotencyKeyError extends DomainError {
   readonly code = 'BAD_USER_INPUT';
   readonly expected = true;
+  override readonly byClient = true;
 
   constructor(readonly reason: string) {
     super(`Invalid value for "Idempotency-Key": ${reason}`);

@@ -2,6 +2,7 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, ServerContext } from './context.ts';
+import { createErrorLog } from './graphql/error-log.ts';
 import { useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
 import { useOperationMetrics } from './graphql/operation-metrics.ts';
@@ -26,6 +27,7 @@ export interface GraphQLServerOptions {
  * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
  */
 export function createGraphQLServer({ createContext, logger, maxListItems, metrics }: GraphQLServerOptions) {
+  const errorLog = createErrorLog(logger);
   return createYoga<ServerContext, Context>({
     schema,
     context: createContext,
@@ -40,10 +42,12 @@ export function createGraphQLServer({ createContext, logger, maxListItems, metri
     maxRequestBodySize: false,
     // isDev false: stack traces never reach clients, whatever NODE_ENV says.
     maskedErrors: { maskError, isDev: false },
-    logging: createYogaLogger(logger),
+    logging: createYogaLogger(logger, errorLog),
     // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
     plugins: [
       useOperationMetrics(metrics),
+      // Before Yoga's masking (it comes after every plugin here): it sees what the resolvers threw.
+      errorLog.plugin,
       ...useQueryLimits(),
       useListSizeLimit({ maxItems: maxListItems }),
       useVariableErrorCodes(),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
-import { capturingLogger, ERROR_LEVEL, type LogLine } from './support/capturing-logger.ts';
+import { capturingLogger, ERROR_LEVEL, type LogLine, linesDuring } from './support/capturing-logger.ts';
 import { executeGraphQL, firstError, type GraphQLResponse } from './support/graphql-client.ts';
 import { expectError } from './support/openapi-contract.ts';
 import { CreatePetDocument, PetDocument, PetsDocument } from './support/operations.ts';
@@ -20,22 +20,16 @@ const { logger, lines } = capturingLogger();
 const server = useTestServer({ logger, wrapStores: (stores) => ({ ...stores, pets: BUGGY_PETS }) });
 const rest = restClient(server);
 
-/** The answer to `send`, with the log lines written until its request's access-log line. */
-async function loggedDuring<T extends { headers: Record<string, string | undefined> }>(send: () => Promise<T>) {
-  const from = lines.length;
-  const response = await send();
-  const requestId = response.headers['x-request-id'];
-  expect(requestId).toEqual(expect.any(String));
-  await expect.poll(() => lines.slice(from).some((line) => line.reqId === requestId)).toBe(true);
-  return { response, logged: lines.slice(from) };
-}
+const loggedDuring = <T extends { headers: Record<string, string | undefined> }>(send: () => Promise<T>) =>
+  linesDuring(lines, send);
 
-/** The bug is logged once, as an error with its stack, and nothing else of the request is an error. */
-function expectLoggedOnce(logged: LogLine[]): void {
+/** The bug is logged once, as an error with its stack and request id; nothing else of the request is an error. */
+function expectLoggedOnce(logged: LogLine[], requestId: string | undefined): void {
   const aboutTheBug = logged.filter((line) => JSON.stringify(line).includes(BUG));
   expect(aboutTheBug).toHaveLength(1);
   expect(aboutTheBug[0]).toMatchObject({
     level: ERROR_LEVEL,
+    reqId: requestId,
     err: { type: 'TypeError', message: BUG, stack: expect.stringContaining(`TypeError: ${BUG}`) },
   });
   expect(logged.filter((line) => line.level >= ERROR_LEVEL)).toHaveLength(1);
@@ -51,11 +45,11 @@ function expectNoInternals(body: string): void {
 async function expectMaskedOnRest(
   send: () => Promise<ResponseOf<'listPets'> | ResponseOf<'createPet'> | ResponseOf<'getPet'>>,
 ) {
-  const { response, logged } = await loggedDuring(send);
+  const { response, logged, requestId } = await loggedDuring(send);
   expectError(response, 500, 'INTERNAL_SERVER_ERROR');
   expect(response.body).toEqual({ code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.', status: 500 });
   expectNoInternals(response.text);
-  expectLoggedOnce(logged);
+  expectLoggedOnce(logged, requestId);
 }
 
 describe('when a bug throws behind a REST route, then it answers 500 "Unexpected error." and the log gets the error once', () => {
@@ -75,13 +69,13 @@ describe('when a bug throws behind a GraphQL field', () => {
   it.each(OPERATIONS)(
     'then %s answers INTERNAL_SERVER_ERROR "Unexpected error." and the log gets the error once',
     async (_field, send) => {
-      const { response, logged } = await loggedDuring(send);
+      const { response, logged, requestId } = await loggedDuring(send);
       expect(response.body.errors).toHaveLength(1);
       const error = firstError(response);
       expect(error.message).toBe('Unexpected error.');
       expect(error.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
       expectNoInternals(JSON.stringify(response.body));
-      expectLoggedOnce(logged);
+      expectLoggedOnce(logged, requestId);
     },
   );
 });

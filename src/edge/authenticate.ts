@@ -38,7 +38,7 @@ export function createAuthentication(options: {
 
   function refuse(scope: RequestScope, keyWasSent: boolean, address: string): Admission {
     metrics.countAuthFailure(keyWasSent ? 'invalid' : 'missing');
-    const counted = rateLimits.failedAuthentication(address);
+    const counted = rateLimits.failedAuthentication(address, scope.id);
     if (!counted) return sendUnauthenticated(scope, keyWasSent);
     return counted.then(({ headers, refusal }) => {
       if (!refusal) return sendUnauthenticated(scope, keyWasSent, headers);
@@ -57,7 +57,7 @@ export function createAuthentication(options: {
     const auth = verifyApiKey(scope.req.headers.authorization ?? null);
     if (!auth.ok) return refuse(scope, auth.keyWasSent, address);
     scope.keyId = auth.keyId;
-    const counted = rateLimits.request(auth.keyId, scope.res);
+    const counted = rateLimits.request(auth.keyId, scope.res, scope.id);
     if (!counted) return true;
     return counted.then((refusal) => {
       if (!refusal) return true;

@@ -65,6 +65,9 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
     drain.track(res);
     const route = table.find(scope);
     scope.face = route.face;
+    // OWASP's REST headers: no answer is sniffed into another type, and none that needs a key is cached.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (route.access === 'key') res.setHeader('Cache-Control', 'no-store');
     if (route.headers) for (const name in route.headers) res.setHeader(name, route.headers[name] as string);
     res.once('close', () => finish(route, scope));
     try {

@@ -117,8 +117,8 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
   const blocked = createBlockList();
 
   /** A store that fails (a database behind it) must not take the API down: let the request through. */
-  function storeFailed(error: unknown): undefined {
-    logger.warn({ err: error }, 'rate limit store failed; request let through');
+  function storeFailed(error: unknown, reqId: string): undefined {
+    logger.warn({ err: error, reqId }, 'rate limit store failed; request let through');
     return undefined;
   }
 
@@ -127,12 +127,15 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     blockedAddress: blocked.refusalFor,
 
     /** Counts a failed authentication: the 401's RateLimit fields, or a refusal once over the limit. */
-    failedAuthentication(address: string): Promise<{ headers: Record<string, string>; refusal?: Refusal }> | undefined {
+    failedAuthentication(
+      address: string,
+      reqId: string,
+    ): Promise<{ headers: Record<string, string>; refusal?: Refusal }> | undefined {
       if (!failures) return undefined;
       return failures.consume(address).then(
         (result) => ({ headers: rateLimitFields(failures, result) }),
         (rejected: unknown) => {
-          if (!(rejected instanceof RateLimiterRes)) return storeFailed(rejected) ?? { headers: {} };
+          if (!(rejected instanceof RateLimiterRes)) return storeFailed(rejected, reqId) ?? { headers: {} };
           const answer = refusal(failures, rejected, 'Too many failed authentications from this address');
           blocked.block(address, rejected, answer);
           return { headers: answer.headers, refusal: answer };
@@ -141,7 +144,7 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     },
 
     /** Counts a request of this key: sets its RateLimit fields on `res`, or gives the refusal. */
-    request(keyId: string, res: ServerResponse): Promise<Refusal | undefined> | undefined {
+    request(keyId: string, res: ServerResponse, reqId: string): Promise<Refusal | undefined> | undefined {
       if (!keys) return undefined;
       return keys.consume(keyId).then(
         (result) => {
@@ -150,7 +153,7 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
           return undefined;
         },
         (rejected: unknown) => {
-          if (!(rejected instanceof RateLimiterRes)) return storeFailed(rejected);
+          if (!(rejected instanceof RateLimiterRes)) return storeFailed(rejected, reqId);
           return refusal(keys, rejected, `Too many requests for this API key (over ${perKey.rate} per second)`);
         },
       );

@@ -11,6 +11,9 @@ type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Pages anyone may load: they hold no data, and a browser cannot send a bearer key for them. */
 export interface PublicPages {
+  /** `/`: what this service is and where to go next. */
+  frontDoor: PageHandler;
+  favicon: PageHandler;
   graphiql: PageHandler;
   apiDocs: PageHandler;
   openApiDocument: PageHandler;
@@ -78,6 +81,8 @@ export function createRoutes(handlers: RouteHandlers): { routes: Route[]; fallba
   const routes: Route[] = [
     probe('/health', sendHealth),
     probe('/ready', handlers.readiness),
+    page('/', servePage(pages.frontDoor)),
+    page('/favicon.ico', servePage(pages.favicon)),
     page(`${restBasePath}/openapi.json`, servePage(pages.openApiDocument)),
     page(`${restBasePath}/docs`, servePage(pages.apiDocs)),
     { ...page('/assets/*', servePage(pages.assets)), match: pathPrefix('/assets/') },

@@ -16,7 +16,7 @@ export function rootCause(error: unknown): unknown {
 }
 
 /** A GraphQLError all the way down: ours (zod rules, variables) or graphql-js's own, never a wrapped throw. */
-function isOwnGraphQLError(error: unknown): boolean {
+export function isOwnGraphQLError(error: unknown): boolean {
   if (!(error instanceof GraphQLError)) return false;
   return error.originalError == null || isOwnGraphQLError(error.originalError);
 }

@@ -23,6 +23,7 @@ export function createMetricsHandler(metrics: Metrics, logger: Logger): Handler 
 /** The private metrics port (METRICS_PORT): GET or HEAD /metrics without a key, 404 for anything else. */
 export function createMetricsListener(sendMetrics: Handler): Handler {
   return (req, res) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     const path = req.url?.split('?')[0];
     if (path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) return sendMetrics(req, res);
     sendError(res, 'rest', { status: 404, code: 'ROUTE_NOT_FOUND', message: `No route ${req.method} ${path}` });

@@ -18,7 +18,7 @@ export const DEPRECATED_USE_LOG_INTERVAL_MS = 60 * 60 * 1000;
  */
 export function createDeprecationTracker(logger: Logger, now: () => number = Date.now) {
   const tallies = new Map<string, { sinceLastLine: number; total: number; loggedAt: number }>();
-  return (operationId: string, keyId: string): void => {
+  return (operationId: string, keyId: string, reqId: string): void => {
     const key = `${operationId} ${keyId}`;
     let tally = tallies.get(key);
     if (!tally) {
@@ -31,6 +31,7 @@ export function createDeprecationTracker(logger: Logger, now: () => number = Dat
     logger.warn(
       {
         event: 'deprecated_operation_used',
+        reqId,
         operationId,
         keyId,
         uses: tally.sinceLastLine,

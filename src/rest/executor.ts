@@ -73,10 +73,10 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
     if (error) throw new Error(`REST operation ${operation.operationId} does not match the schema: ${error.message}`);
   }
 
-  function toRestError(error: unknown, operation: RestOperation): RestError {
+  function toRestError(error: unknown, operation: RestOperation, reqId: string): RestError {
     if (error instanceof RestError) return error;
     if (error instanceof GraphQLError) return restErrorFromGraphQL(error, operation.restField);
-    logger.error({ err: error }, 'unexpected error in the REST executor');
+    logger.error({ err: error, reqId }, 'unexpected error in the REST executor');
     return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
   }
 
@@ -99,7 +99,7 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
   /** Answers one authenticated request for `operation`. */
   async function run(operation: RestOperation, call: RestCall): Promise<void> {
     if (operation.deprecated) {
-      trackDeprecatedUse(operation.operationId, call.keyId);
+      trackDeprecatedUse(operation.operationId, call.keyId, call.id);
       metrics.countDeprecatedUse(operation.operationId, call.keyId);
     }
     try {
@@ -114,7 +114,7 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.
       if (error instanceof ClientClosedError) return void call.res.destroy();
-      sendError(call.res, 'rest', toRestError(error, operation));
+      sendError(call.res, 'rest', toRestError(error, operation, call.id));
     }
   }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createApiDocsPage } from './api-docs-page.ts';
-import { DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
+import { assetUrl, DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
+import { createFrontDoor } from './front-door.ts';
 import { createGraphiQLPage } from './graphiql-page.ts';
 import { createStaticAssets } from './static-assets.ts';
 
@@ -51,7 +52,14 @@ export function createPublicPages(options: PublicPagesOptions) {
     openApiUrl: `${options.restBasePath}/openapi.json`,
     title: 'Petstore REST API',
   });
+  // Browsers ask every origin for /favicon.ico: a redirect to the hashed icon, not a 401 in their console.
+  const favicon = {
+    Location: assetUrl(assets.manifest, 'graphiql-favicon.ico'),
+    'Cache-Control': 'public, max-age=86400',
+  };
   return {
+    frontDoor: createFrontDoor(options),
+    favicon: (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(301, favicon).end(),
     graphiql: graphiql.send,
     apiDocs: apiDocs.send,
     assets: assets.handle,
