@@ -1,34 +1,36 @@
+import type { Page, Request, Response } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
-import { restClient } from './support/rest-client.ts';
-import type { Pet } from './support/rest-types.ts';
+import { expectStatus, restClient } from './support/rest-client.ts';
+import { PET_STATUSES, type Pet, type PetStatus } from './support/rest-types.ts';
 import { API_KEY, useTestServer } from './support/test-server.ts';
 
 describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
   const server = useTestServer();
   const browser = useBrowser();
+  const rest = restClient(server);
 
   beforeAll(async () => {
-    // Swagger UI sends the document's examples, cursor=cGV0OjIw ("after pet 20") among them: the
-    // answer lists only the pets past id 20 with status available.
-    const rest = restClient(server);
+    // Every status and none, in turn, past id 20: a status or cursor the page sent on its own
+    // would leave some of them out of the first page.
+    const statuses: Array<PetStatus | undefined> = [...PET_STATUSES, undefined];
     let pet: Pet;
-    do pet = await rest.addPet({ name: 'Docs Rex', categoryId: 1, status: 'available' });
-    while (pet.id <= 20);
+    let i = 0;
+    do {
+      const status = statuses[i % statuses.length];
+      pet = await rest.addPet({ name: `Docs Rex ${i++}`, categoryId: 1, ...(status && { status }) });
+    } while (pet.id <= 20);
   });
 
-  it('tries GET /pets with the bearer key set through Authorize, loading nothing off-host', {
-    timeout: 60_000,
-  }, async () => {
+  const isPets = (request: Request, method: string) =>
+    request.method() === method && new URL(request.url()).pathname === '/v1/pets';
+
+  /** The docs page with the key set through Authorize; `clean()` checks nothing went wrong or off-host. */
+  async function openDocs(): Promise<{ page: Page; clean(): void }> {
     const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
     const requested: string[] = [];
     const problems: string[] = [];
-    /** The Authorization header of each listPets call the page makes. */
-    const petCalls: Array<string | undefined> = [];
-    page.on('request', (request) => {
-      requested.push(request.url());
-      if (new URL(request.url()).pathname === '/v1/pets') petCalls.push(request.headers().authorization);
-    });
+    page.on('request', (request) => requested.push(request.url()));
     page.on('pageerror', (error) => problems.push(error.message));
     // CSP violations and failed loads only show as console errors.
     page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
@@ -37,25 +39,80 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
     await expect
       .poll(() => page.locator('.swagger-ui .info .title').textContent(), { timeout: 20_000 })
       .toContain('Petstore REST API');
-
     await page.locator('.scheme-container button.authorize').click();
     await page.locator('.auth-container input').fill(API_KEY);
     await page.locator('.auth-container button[type=submit]').click();
     await page.locator('.modal-ux button.btn-done').click();
 
+    return {
+      page,
+      clean() {
+        expect(problems).toEqual([]);
+        const foreign = requested.filter((url) => !url.startsWith('data:') && new URL(url).hostname !== '127.0.0.1');
+        expect(foreign).toEqual([]);
+      },
+    };
+  }
+
+  it('tries GET /pets with the key set through Authorize and untouched parameters: the first page of every pet', {
+    timeout: 60_000,
+  }, async () => {
+    const { page, clean } = await openDocs();
     const listPets = page.locator('#operations-pets-listPets');
     await listPets.locator('.opblock-summary').first().click();
+    const answered = page.waitForResponse((response) => isPets(response.request(), 'GET'));
     await listPets.locator('button.execute').click();
+    const response = await answered;
+
+    // Only the contract's default limit: no example status or cursor.
+    expect(new URL(response.url()).search).toBe('?limit=20');
+    expect(response.request().headers().authorization).toBe(`Bearer ${API_KEY}`);
+    const unfiltered = await rest.listPets();
+    expectStatus(unfiltered, 200);
+    const shown = (await response.json()) as Pet[];
+    expect(shown).toEqual(unfiltered.body);
+    expect(new Set(shown.map((pet) => pet.status))).toEqual(new Set([...PET_STATUSES, undefined]));
+
     const responseBody = listPets.locator('.live-responses-table .response-col_description pre').first();
-    await expect.poll(() => responseBody.textContent(), { timeout: 20_000 }).toContain('Docs Rex');
+    await expect.poll(() => responseBody.textContent(), { timeout: 20_000 }).toContain('Docs Rex 0');
     expect(
       await listPets.locator('.live-responses-table tr.response .response-col_status').first().textContent(),
     ).toContain('200');
-
-    expect(petCalls).toEqual([`Bearer ${API_KEY}`]);
     await saveScreenshot(page, 'api-docs.png', { fullPage: true });
-    expect(problems).toEqual([]);
-    const foreign = requested.filter((url) => !url.startsWith('data:') && new URL(url).hostname !== '127.0.0.1');
-    expect(foreign).toEqual([]);
+    clean();
+  });
+
+  it('adds a new pet on every Execute of POST /pets, and replays only under a key the user typed', {
+    timeout: 60_000,
+  }, async () => {
+    const { page, clean } = await openDocs();
+    const createPet = page.locator('#operations-pets-createPet');
+    await createPet.locator('.opblock-summary').first().click();
+    const execute = async (name: string): Promise<Response> => {
+      await createPet.locator('textarea.body-param__text').fill(JSON.stringify({ name, categoryId: 2 }));
+      const answered = page.waitForResponse((response) => isPets(response.request(), 'POST'));
+      await createPet.locator('button.execute').click();
+      const response = await answered;
+      expect(response.status(), await response.text()).toBe(201);
+      return response;
+    };
+    const keyOf = (response: Response) => response.request().headers()['idempotency-key'];
+
+    const first = await execute('Docs Tom');
+    const second = await execute('Docs Jerry');
+    expect(keyOf(first)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keyOf(second)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keyOf(second)).not.toBe(keyOf(first));
+
+    // A key the user typed is theirs: the same body under it again is a retry, answered by replay.
+    await createPet.locator('tr[data-param-name="Idempotency-Key"] input').fill('docs-retry-1');
+    const typed = await execute('Docs Spike');
+    const retried = await execute('Docs Spike');
+    expect([keyOf(typed), keyOf(retried)]).toEqual(['docs-retry-1', 'docs-retry-1']);
+    expect((await retried.allHeaders())['idempotent-replayed']).toBe('true');
+
+    const names = (await rest.storedPets()).map((pet) => pet.name).filter((name) => !name.startsWith('Docs Rex'));
+    expect(names).toEqual(['Docs Tom', 'Docs Jerry', 'Docs Spike']);
+    clean();
   });
 });

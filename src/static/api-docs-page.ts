@@ -8,7 +8,10 @@ export interface ApiDocsPageOptions {
   title: string;
 }
 
-/** Swagger UI, offline: the served contract, an Authorize button for the bearer key, Try it out on. */
+/**
+ * Swagger UI, offline: the served contract, an Authorize button for the bearer key, Try it out on.
+ * api-docs-boot.js adds what JSON cannot carry: a fresh Idempotency-Key for each Execute of a create.
+ */
 export function createApiDocsPage(options: ApiDocsPageOptions): HtmlPage {
   const url = (name: string) => assetUrl(options.manifest, name);
   const swaggerOptions = {

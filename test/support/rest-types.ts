@@ -47,10 +47,12 @@ interface Documented {
   body: keyof Schemas;
   headers: readonly string[];
 }
-const ERROR = { body: 'Error', headers: [] } as const;
-const UNAUTHENTICATED = { body: 'Error', headers: ['www-authenticate'] } as const;
-const RETRY_LATER = { body: 'Error', headers: ['retry-after'] } as const;
-const DEPRECATED = ['deprecation', 'sunset', 'link'] as const;
+/** On every answer of every operation: every path of the document needs a key. */
+const SECURE = ['x-content-type-options', 'cache-control'] as const;
+const ERROR = { body: 'Error', headers: SECURE } as const;
+const UNAUTHENTICATED = { body: 'Error', headers: ['www-authenticate', ...SECURE] } as const;
+const RETRY_LATER = { body: 'Error', headers: ['retry-after', ...SECURE] } as const;
+const DEPRECATED = ['deprecation', 'sunset', 'link', ...SECURE] as const;
 
 /** Each operation of the document with every status it documents. */
 export const OPERATIONS = {
@@ -58,7 +60,7 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/pets',
     responses: {
-      200: { body: 'Pets', headers: [] },
+      200: { body: 'Pets', headers: SECURE },
       400: ERROR,
       401: UNAUTHENTICATED,
       429: RETRY_LATER,
@@ -70,7 +72,7 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/pets',
     responses: {
-      201: { body: 'Pet', headers: ['location'] },
+      201: { body: 'Pet', headers: ['location', ...SECURE] },
       400: ERROR,
       401: UNAUTHENTICATED,
       409: RETRY_LATER,
