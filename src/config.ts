@@ -22,48 +22,57 @@ const apiKeyList = z
     ),
   );
 
-const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  API_KEYS: apiKeyList.default([]),
-  MONGODB_URI: z
-    .string()
-    .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
-    .optional(),
-  MONGODB_DB: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only, at most 63 characters')
-    .default('petstore'),
-  DATA_DIR: z.string().min(1).default('.data'),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  REST_BASE_PATH: z
-    .string()
-    .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /v1, without a trailing slash')
-    .default('/v1'),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
-  // A generous query with variables is a few KB.
-  MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
-  // Below 100 the REST list route (limit up to 100) would trip it.
-  MAX_GRAPHQL_LIST_ITEMS: z.coerce.number().int().min(100).max(100_000).default(500),
-  // Requests per second per key and the most in one second; failed authentications per address. 0 turns one off.
-  RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).max(1_000_000).default(100),
-  RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(200),
-  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
-  AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(20),
-  // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
-  METRICS_HOST: z.string().min(1).optional(),
-  IDEMPOTENCY_RETENTION_HOURS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(24 * 30)
-    .default(DEFAULT_IDEMPOTENCY_RETENTION_HOURS),
-});
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    API_KEYS: apiKeyList.default([]),
+    MONGODB_URI: z
+      .string()
+      .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+      .optional(),
+    MONGODB_DB: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only, at most 63 characters')
+      .default('petstore'),
+    DATA_DIR: z.string().min(1).default('.data'),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    REST_BASE_PATH: z
+      .string()
+      .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /v1, without a trailing slash')
+      .default('/v1'),
+    MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
+    // A generous query with variables is a few KB.
+    MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+    // Unset: 5 s in production (about two health-check intervals of a balancer), 0 elsewhere.
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).optional(),
+    // Above common balancers' idle timeouts (AWS ALB 60 s), so the balancer closes idle connections first.
+    KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(65_000),
+    // Below 100 the REST list route (limit up to 100) would trip it.
+    MAX_GRAPHQL_LIST_ITEMS: z.coerce.number().int().min(100).max(100_000).default(500),
+    // Requests per second per key and the most in one second; failed authentications per address. 0 turns one off.
+    RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).max(1_000_000).default(100),
+    RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(200),
+    AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
+    AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(20),
+    // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    METRICS_HOST: z.string().min(1).optional(),
+    IDEMPOTENCY_RETENTION_HOURS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 30)
+      .default(DEFAULT_IDEMPOTENCY_RETENTION_HOURS),
+  })
+  .transform((env) => ({
+    ...env,
+    SHUTDOWN_DELAY_MS: env.SHUTDOWN_DELAY_MS ?? (env.NODE_ENV === 'production' ? 5_000 : 0),
+  }));
 
-export type Config = z.infer<typeof envSchema>;
+export type Config = z.output<typeof envSchema>;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
 

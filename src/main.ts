@@ -31,8 +31,12 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   const started = performance.now();
-  logger.info({ reason }, 'shutting down: draining requests');
   service?.drain();
+  // Balancers learn of the stop from /ready (503 from now on): keep serving until they have, so no
+  // connection they still send is refused. A terminal's Ctrl-C (SIGINT) has no balancer to wait for.
+  const delayMs = reason === 'SIGTERM' && server?.listening ? config.SHUTDOWN_DELAY_MS : 0;
+  logger.info({ reason, delayMs }, 'shutting down: /ready says 503; draining after the delay');
+  if (delayMs > 0) await new Promise((waited) => setTimeout(waited, delayMs));
   // Scrapes hold no state worth waiting for; closing at once lets the drain have the port's attention.
   metricsServer?.close();
   metricsServer?.closeAllConnections();
@@ -76,7 +80,7 @@ async function databaseUri(): Promise<string> {
 
 /** Listens on host:port; a failure to listen stops the service. Resolves with the origin. */
 function listen(listener: RequestListener, host: string, port: number): Promise<{ http: Server; origin: string }> {
-  const http = createHttpServer(listener);
+  const http = createHttpServer(listener, { keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS });
   http.on('error', (error) => {
     logger.fatal({ err: error }, `cannot listen on ${host}:${port}`);
     void shutdown('listen failed', 1);

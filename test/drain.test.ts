@@ -22,10 +22,11 @@ function get(origin: string, agent: Agent, path: string): Promise<Outcome> {
 }
 
 /** The compiled service, as npm start runs it, on the run's database; resolves once it listens. */
-function startService() {
+function startService(env: Record<string, string> = {}) {
   return startServiceProcess({
     via: 'node',
     env: {
+      ...env,
       API_KEYS: API_KEY,
       MONGODB_URI: inject('mongoUri'),
       MONGODB_DB: uniqueDbName('drain'),
@@ -92,6 +93,29 @@ describe('draining on SIGTERM', () => {
     expect(answered.every(({ status }) => status === 200)).toBe(true);
     expect(answered.filter(({ connection }) => connection === 'close')).toHaveLength(clients.length);
     for (const agent of clients) agent.destroy();
+  });
+});
+
+describe('the shutdown delay (SHUTDOWN_DELAY_MS), for balancers that check /ready', () => {
+  it('when SIGTERM comes, then /ready says 503 at once while new connections are still served, and the drain starts after the delay', {
+    timeout: 60_000,
+  }, async () => {
+    const delayMs = 1_500;
+    const service = await startService({ SHUTDOWN_DELAY_MS: String(delayMs) });
+    const { origin } = service;
+    const exited = new Promise<number | null>((done) => service.child.once('exit', (code) => done(code)));
+    const signalAt = performance.now();
+    service.child.kill('SIGTERM');
+    await expect.poll(async () => (await fetch(`${origin}/ready`)).status, { interval: 50 }).toBe(503);
+    // A new connection, as a balancer that has not yet seen the 503 would open: still served.
+    const agent = new Agent({ keepAlive: false });
+    const during = await get(origin, agent, '/v1/pets?limit=1');
+    const servedAt = performance.now() - signalAt;
+    expect(during).toEqual({ status: 200, connection: 'close' });
+    expect(servedAt).toBeLessThan(delayMs);
+    expect(await exited).toBe(0);
+    expect(performance.now() - signalAt).toBeGreaterThanOrEqual(delayMs);
+    agent.destroy();
   });
 });
 

@@ -122,7 +122,7 @@ function slowSender(port: number, head: string, drip: string, everyMs: number) {
 describe('slow senders', () => {
   const server = useTestServer();
   // The same service and server factory with short deadlines, so the test need not wait 15 s.
-  const timeouts = { headersTimeoutMs: 600, requestTimeoutMs: 1_200, checkIntervalMs: 100 };
+  const timeouts = { headersTimeoutMs: 600, requestTimeoutMs: 1_200, checkIntervalMs: 100, keepAliveTimeoutMs: 2_000 };
   let fast: Server;
   let port: number;
 
@@ -136,10 +136,27 @@ describe('slow senders', () => {
     await new Promise<void>((closed) => fast.close(() => closed()));
   });
 
-  it('the production server cuts headers at 15 s and whole requests at 30 s', () => {
+  it('the production server cuts headers at 15 s and whole requests at 30 s, and keeps idle connections 65 s', () => {
     expect(server.http.headersTimeout).toBe(HEADERS_TIMEOUT_MS);
     expect(server.http.requestTimeout).toBe(REQUEST_TIMEOUT_MS);
     expect([HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS]).toEqual([15_000, 30_000]);
+    // Longer than a balancer's own idle timeout (AWS ALB: 60 s), so the balancer closes first.
+    expect(server.http.keepAliveTimeout).toBe(65_000);
+  });
+
+  it('when a keep-alive connection idles longer than the headers deadline, then its next request is still served', async () => {
+    const socket = connect(port, '127.0.0.1');
+    const answers: string[] = [];
+    socket.on('data', (data) => answers.push(data.toString('utf8')));
+    const ask = () => socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    ask();
+    await expect.poll(() => answers.join('')).toMatch(/^HTTP\/1\.1 200 [\s\S]*Keep-Alive: timeout=2/);
+    // Idle for more than the 600 ms headers deadline (but less than the keep-alive timeout).
+    await new Promise((idle) => setTimeout(idle, 1_200));
+    ask();
+    await expect.poll(() => answers.join('').match(/HTTP\/1\.1 200 /g)?.length).toBe(2);
+    expect(socket.destroyed).toBe(false);
+    socket.destroy();
   });
 
   it('when a client sends its headers a line at a time, then it gets 408 and is cut at the headers deadline', async () => {

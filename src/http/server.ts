@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
+import { DEFAULTS } from '../config.ts';
 
 /** net.Server's close: stops listening and waits for the connections, closing none of them. */
 const netClose = NetServer.prototype.close;
@@ -17,27 +18,37 @@ export interface HttpServerTimeouts {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   checkIntervalMs: number;
+  /** How long an idle keep-alive connection stays open: longer than any balancer in front keeps its own. */
+  keepAliveTimeoutMs: number;
 }
 
 const DEFAULT_TIMEOUTS: HttpServerTimeouts = {
   headersTimeoutMs: HEADERS_TIMEOUT_MS,
   requestTimeoutMs: REQUEST_TIMEOUT_MS,
   checkIntervalMs: TIMEOUT_CHECK_INTERVAL_MS,
+  keepAliveTimeoutMs: DEFAULTS.KEEP_ALIVE_TIMEOUT_MS,
 };
 
 /**
  * The node:http server every listener of ours runs in: main's, the tests' and the benchmark's.
- * `timeouts` exists for the tests, which cannot wait 15 s for each slow sender.
+ * The tests shorten the timeouts: they cannot wait 15 s for each slow sender.
  */
-export function createHttpServer(listener: RequestListener, timeouts: HttpServerTimeouts = DEFAULT_TIMEOUTS): Server {
-  return createServer(
+export function createHttpServer(listener: RequestListener, timeouts: Partial<HttpServerTimeouts> = {}): Server {
+  const { headersTimeoutMs, requestTimeoutMs, checkIntervalMs, keepAliveTimeoutMs } = {
+    ...DEFAULT_TIMEOUTS,
+    ...timeouts,
+  };
+  const server = createServer(
     {
-      headersTimeout: timeouts.headersTimeoutMs,
-      requestTimeout: timeouts.requestTimeoutMs,
-      connectionsCheckingInterval: timeouts.checkIntervalMs,
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: checkIntervalMs,
     },
     listener,
   );
+  // Idle time between requests on a connection; a slow request is still cut by the two deadlines above.
+  server.keepAliveTimeout = keepAliveTimeoutMs;
+  return server;
 }
 
 /**
