@@ -51,7 +51,7 @@ export function createFrontDoor({ graphqlEndpoint, restBasePath }: FrontDoorOpti
 `);
   return (req: IncomingMessage, res: ServerResponse): void => {
     res.setHeader('Vary', 'Accept');
-    if (req.headers.accept?.includes('text/html')) return page.send(req, res);
-    sendJson(res, 200, json, { 'Cache-Control': 'no-cache' });
+    if (req.headers.accept?.includes('text/html')) page.send(req, res);
+    else sendJson(res, 200, json, { 'Cache-Control': 'no-cache' });
   };
 }
