@@ -18,15 +18,33 @@ export abstract class DomainError extends Error {
   }
 }
 
+/**
+ * How long a client is told to wait after a write refused for lack of storage: space comes back when
+ * someone (or a cleanup job) frees it, not within seconds, and every retry before then fails alike.
+ */
+export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
+
 /** The database did not answer in time or cannot be reached; retrying later may work. */
 export class DatabaseUnavailableError extends DomainError {
   readonly code = 'SERVICE_UNAVAILABLE';
   readonly expected = true;
   /** Seconds a client should wait before retrying. */
-  readonly retryAfterSeconds = RETRY_AFTER_SECONDS;
+  readonly retryAfterSeconds: number = RETRY_AFTER_SECONDS;
+
+  constructor(options?: { cause?: unknown }, message = 'The database is unavailable; try again shortly') {
+    super(message, options);
+  }
+}
+
+/**
+ * The database answers but cannot write: its disk (or quota) is full. Reads still work. A kind of
+ * unavailability, so it answers 503 and is counted and logged as one, but with a longer Retry-After.
+ */
+export class StorageFullError extends DatabaseUnavailableError {
+  override readonly retryAfterSeconds: number = STORAGE_FULL_RETRY_AFTER_SECONDS;
 
   constructor(options?: { cause?: unknown }) {
-    super('The database is unavailable; try again shortly', options);
+    super(options, 'The database cannot store anything right now; reads still work, try again later');
   }
 }
 

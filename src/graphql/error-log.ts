@@ -1,22 +1,49 @@
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { ServerContext } from '../context.ts';
-import { ClientGoneError, DomainError } from '../errors.ts';
+import { ClientGoneError, DomainError, StorageFullError } from '../errors.ts';
 import { isOwnGraphQLError, rootCause } from './masked-errors.ts';
+
+/** A full store fails every write alike: one line this often says so, with how many failed since. */
+export const STORAGE_FULL_LOG_EVERY_MS = 60_000;
+
+/** What the database said, for the operator: the driver's message, never its stack. */
+function detailOf(error: StorageFullError): string | undefined {
+  return error.cause instanceof Error ? error.cause.message : undefined;
+}
 
 /**
  * Logs each error a resolver threw, once, with the request's id, before Yoga masks it: bugs at error
  * level with their stack, operating conditions (database unavailable) as a warning, a client that
- * left as info. A client's own mistakes (4xx) get no line of their own: the access log has them.
+ * left as info. A client's own mistakes (4xx) get no line of their own: the access log has them. A
+ * full store is one condition, not one per request: at most one warning a minute, counting the rest.
  */
-export function createErrorLog(logger: Logger) {
+export function createErrorLog(logger: Logger, now: () => number = Date.now) {
   const logged = new WeakSet<object>();
+  let storageFullLoggedAt = Number.NEGATIVE_INFINITY;
+  let storageFullUnlogged = 0;
+
+  function logStorageFull(error: StorageFullError, reqId: string | undefined): void {
+    if (now() - storageFullLoggedAt < STORAGE_FULL_LOG_EVERY_MS) {
+      storageFullUnlogged++;
+      return;
+    }
+    const failedSinceLastLine = storageFullUnlogged;
+    storageFullLoggedAt = now();
+    storageFullUnlogged = 0;
+    logger.warn(
+      { code: error.code, reqId, detail: detailOf(error), failedSinceLastLine },
+      'the database cannot write: its storage is full; writes answer 503 until space is freed (at most one line a minute)',
+    );
+  }
 
   function log(error: unknown, reqId: string | undefined): void {
     const cause = rootCause(error);
     if (typeof cause === 'object' && cause !== null) logged.add(cause);
     if (!(cause instanceof DomainError && cause.expected)) {
       logger.error({ err: cause, reqId }, (cause as Error | undefined)?.message || 'unexpected error');
+    } else if (cause instanceof StorageFullError) {
+      logStorageFull(cause, reqId);
     } else if (!cause.byClient) {
       logger[cause instanceof ClientGoneError ? 'info' : 'warn']({ code: cause.code, reqId }, cause.message);
     }

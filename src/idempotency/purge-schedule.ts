@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { DomainError } from '../errors.ts';
 import type { IdempotentCreates } from './idempotent-create.ts';
 
 /** Expired records are found on lookup anyway; the purge only keeps the collection from growing. */
@@ -14,7 +15,12 @@ export function schedulePurge(creates: IdempotentCreates, logger: Logger, everyM
       (deleted) => {
         if (deleted > 0) logger.info({ deleted }, 'purged expired Idempotency-Key records');
       },
-      (error: unknown) => logger.warn({ err: error }, 'purging expired Idempotency-Key records failed'),
+      (error: unknown) => {
+        // An unavailable or full database is a condition, said in a line; anything else keeps its stack.
+        const about =
+          error instanceof DomainError && error.expected ? { code: error.code, reason: error.message } : { err: error };
+        logger.warn(about, 'purging expired Idempotency-Key records failed');
+      },
     );
   purge();
   const timer = setInterval(purge, everyMs);
