@@ -7,9 +7,16 @@ export type StoreName = 'memory' | 'ferretdb';
 /** A cost-curve database, named by its pet count. */
 export type CurveStore = `curve-${number}`;
 
-/** The order each round runs them in: A B C D E. */
-export const TARGETS = ['floor', 'rest', 'sofa', 'graphql', 'yoga'] as const;
+/** The order each round runs them in: A B C D E F. */
+export const TARGETS = ['floor', 'rest', 'rest-redis', 'sofa', 'graphql', 'yoga'] as const;
 export type Target = (typeof TARGETS)[number];
+
+/**
+ * `rest-redis` is `rest` with its rate limits counted in Redis (REDIS_URL, a redis-server of the
+ * servers process's own): the limiter's cost per request beside the memory one. That cost does not
+ * depend on the operation, so it runs `get` only.
+ */
+export const REDIS_TARGET_OPERATIONS: readonly string[] = ['get'];
 
 /** What the parent asks the child to set up; passed as argv[2] (JSON). */
 export interface ServersConfig {

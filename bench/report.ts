@@ -13,7 +13,8 @@ const MB = 1024 * 1024;
 export const mb = (bytes: number) => `${(bytes / MB).toFixed(0)} MB`;
 const ms = (value: number) => (Number.isNaN(value) ? '-' : value < 10 ? value.toFixed(2) : value.toFixed(0));
 const ratio = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(2));
-const ranged = (value: Spread) => `${ratio(value.median)} (${ratio(value.min)}-${ratio(value.max)})`;
+const ranged = (value: Spread) =>
+  Number.isNaN(value.median) ? '-' : `${ratio(value.median)} (${ratio(value.min)}-${ratio(value.max)})`;
 
 /** Columns listed in `text` left-aligned, figures right-aligned. */
 export function table(rows: string[][], text: number[]): string {
@@ -110,6 +111,14 @@ export function renderReport(outcome: Outcome): string {
   ];
   for (const store of settings.stores) {
     lines.push(`== ${STORE_LABEL[store]} ==`, targetsTable(summary, store), '', ratiosTable(summary, store), '');
+    const cost = summary.redisLimiterCostUs[store];
+    if (cost && !Number.isNaN(cost.median)) {
+      lines.push(
+        `rate limits in Redis (rest-redis) instead of memory (rest), get: ${cost.median.toFixed(0)} µs more per request ` +
+          `(${cost.min.toFixed(0)}-${cost.max.toFixed(0)} over rounds; 1 / req/s of each, ${settings.connections} connections, one process)`,
+        '',
+      );
+    }
   }
   lines.push(
     `servers process (pid ${ready.pid}, every target of every store in one process) RSS: ` +

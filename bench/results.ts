@@ -42,6 +42,7 @@ export function writeResults(outcome: Outcome): string {
     },
     rows: summary.rows,
     ratios: summary.ratios,
+    redisLimiterCostUs: summary.redisLimiterCostUs,
     costCurve: costCurve ?? null,
     ...rest,
     runs,

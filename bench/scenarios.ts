@@ -2,7 +2,7 @@
 // such request answers what the row claims to measure (run before measuring; a wrong route that
 // answers 404 fast would otherwise win).
 
-import { type StoreName, TARGETS, type Target } from './protocol.ts';
+import { REDIS_TARGET_OPERATIONS, type StoreName, TARGETS, type Target } from './protocol.ts';
 import { REST_BASE_PATH, SOFA_BASE_PATH } from './targets.ts';
 
 export const OPERATIONS = ['get', 'list20', 'list100', 'create'] as const;
@@ -123,7 +123,7 @@ function requestFor(
       create: `${SOFA_BASE_PATH}/create-pet`,
     },
   };
-  const url = `${base}${paths[target][operation]}`;
+  const url = `${base}${paths[target === 'rest-redis' ? 'rest' : target][operation]}`;
   if (operation !== 'create') return { url, method: 'GET', headers: auth };
   const body = target === 'sofa' ? { input: { ...NEW_PET, status: 'AVAILABLE' } } : { ...NEW_PET, status: 'available' };
   return { url, method: 'POST', headers: json, body: JSON.stringify(body) };
@@ -142,7 +142,7 @@ export function scenariosFor(
 ): Scenario[] {
   const auth = { authorization: `Bearer ${apiKey}` };
   return OPERATIONS.flatMap((operation) =>
-    TARGETS.map((target) => {
+    TARGETS.filter((target) => target !== 'rest-redis' || REDIS_TARGET_OPERATIONS.includes(operation)).map((target) => {
       const request = requestFor(target, operation, urls[target], auth, sampleId);
       const path = request.url.replace(urls[target], '');
       const description =

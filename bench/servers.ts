@@ -2,14 +2,16 @@
 // generator because autocannon (without workers) produces load on its caller's event loop: sharing
 // one loop, the figures would measure the generator as much as the servers.
 //
-// Per store asked for: the five targets of bench/targets.ts, each on its own loopback port. With
+// Per store asked for: the targets of bench/targets.ts, each on its own loopback port, `rest-redis`
+// counting its limits in one redis-server started here (scripts/redis-server.ts). With
 // FerretDB (bench/databases.ts): the store in database `petstore_bench`, and for the cost curve, per
 // size N, a floor server over `petstore_bench_curve_N` holding pets 1..N. Messages: protocol.ts.
-// A lost channel (the parent died), a signal or `stop` closes everything, stops FerretDB, exits.
+// A lost channel (the parent died), a signal or `stop` closes everything, stops FerretDB and Redis, exits.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type RedisServer, startRedisServer } from '../scripts/redis-server.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 import { createPetRepository } from '../src/stores.ts';
 import { createDatabases } from './databases.ts';
@@ -44,6 +46,7 @@ const stores = new Map<
 const SETTLE_TIMEOUT_MS = 30_000;
 let stopping: Promise<void> | undefined;
 const databases = createDatabases(log, () => void shutdown(1));
+let redis: RedisServer | undefined;
 
 async function listen(listener: Listener): Promise<string> {
   const server = createServer(listener);
@@ -52,7 +55,7 @@ async function listen(listener: Listener): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** The five targets over `inner`, counted so a settle request can wait for their work to finish. */
+/** The targets over `inner`, counted so a settle request can wait for their work to finish. */
 async function serveStore(
   store: StoreName,
   inner: PetRepository,
@@ -60,8 +63,10 @@ async function serveStore(
 ): Promise<Record<Target, string>> {
   const { pets, settled } = trackInFlight(inner);
   stores.set(store, { settled, reset });
-  const created = createTargets(pets, API_KEY);
+  redis ??= await startRedisServer();
+  const created = createTargets(pets, API_KEY, redis.url);
   targets.push(created);
+  await created.ready;
   const urls = await Promise.all(
     TARGETS.map(async (target) => [target, await listen(created.listeners[target])] as const),
   );
@@ -121,6 +126,7 @@ function shutdown(code: number): Promise<void> {
     for (const store of stores.values()) await store.settled(5_000).catch(() => {});
     for (const created of targets) await created.close().catch(() => {});
     await databases.close();
+    await redis?.stop().catch(() => {});
     process.exit(code);
   })();
   return stopping;

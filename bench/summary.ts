@@ -27,6 +27,7 @@ export const RATIOS = {
   'graphql / floor': { of: 'graphql', to: 'floor' },
   'yoga / floor': { of: 'yoga', to: 'floor' },
   'rest / sofa': { of: 'rest', to: 'sofa' },
+  'rest-redis / rest': { of: 'rest-redis', to: 'rest' },
   'graphql / yoga': { of: 'graphql', to: 'yoga' },
 } as const satisfies Record<string, { of: Target; to: Target }>;
 export type RatioName = keyof typeof RATIOS | 'p99 rest / p99 floor';
@@ -52,7 +53,7 @@ export function spread(values: number[]): Spread {
   return { median, min: sorted[0]!, max: sorted.at(-1)! };
 }
 
-/** Per round, `value(of) / value(to)`; then their spread. */
+/** Per round, `value(of) / value(to)` (or `combine` them otherwise); then their spread. */
 function perRound(
   runs: RoundRun[],
   store: StoreName,
@@ -60,6 +61,7 @@ function perRound(
   of: Target,
   to: Target,
   value: (run: Run) => number,
+  combine = (a: number, b: number) => a / b,
 ): Spread {
   const rounds = [...new Set(runs.map((run) => run.round))];
   const find = (round: number, target: Target) =>
@@ -70,7 +72,7 @@ function perRound(
     rounds.map((round) => {
       const a = find(round, of);
       const b = find(round, to);
-      return a && b ? value(a.run) / value(b.run) : Number.NaN;
+      return a && b ? combine(value(a.run), value(b.run)) : Number.NaN;
     }),
   );
 }
@@ -78,6 +80,8 @@ function perRound(
 export function summarize(runs: RoundRun[], stores: StoreName[], targets: readonly Target[]) {
   const rows: Row[] = [];
   const ratios: Partial<Record<StoreName, Record<RatioName, Record<Operation, Spread>>>> = {};
+  /** Microseconds a request costs more with its limits in Redis: 1/req/s of rest-redis minus rest's, on `get`. */
+  const redisLimiterCostUs: Partial<Record<StoreName, Spread>> = {};
   for (const store of stores) {
     for (const operation of OPERATIONS) {
       for (const target of targets) {
@@ -106,8 +110,10 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
       perRound(runs, store, operation, 'rest', 'floor', (run) => run.latencyMs.p99),
     );
     ratios[store] = byName;
+    const perRequestUs = (run: Run) => 1e6 / run.requestsPerSecond;
+    redisLimiterCostUs[store] = perRound(runs, store, 'get', 'rest-redis', 'rest', perRequestUs, (a, b) => a - b);
   }
-  return { rows, ratios };
+  return { rows, ratios, redisLimiterCostUs };
 }
 
 function ratioRow(of: (operation: Operation) => Spread): Record<Operation, Spread> {

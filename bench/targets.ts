@@ -1,5 +1,6 @@
-// The five request listeners compared over one repository. They differ only in the layers between
-// node:http and the repository, so their ratios to `floor` are those layers' cost.
+// The request listeners compared over one repository. They differ only in the layers between
+// node:http and the repository, so their ratios to `floor` are those layers' cost; `rest-redis` differs
+// from `rest` only in where the rate limits count (Redis instead of memory).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useSofa } from '@graphql-yoga/plugin-sofa';
@@ -9,7 +10,7 @@ import type { Context, RequestIdentity } from '../src/context.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { createIdempotentCreates } from '../src/idempotency/idempotent-create.ts';
 import { createLogger } from '../src/logger.ts';
-import { createMetrics } from '../src/metrics/metrics.ts';
+import { createMetrics, type Metrics } from '../src/metrics/metrics.ts';
 import { createPetUseCase } from '../src/pets/create-pet.ts';
 import type { NewPet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
@@ -55,20 +56,38 @@ export function floorListener(pets: PetRepository): Listener {
 
 export interface Targets {
   listeners: Record<Target, Listener>;
+  /** Resolves once `rest-redis` counts in Redis (it starts counting in memory while it connects). */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
-/** All five over one repository; our service gets the key the load generator sends. */
-export function createTargets(pets: PetRepository, apiKey: string): Targets {
+const SHARED_WITHIN_MS = 10_000;
+
+/** Resolves when the service's metrics say its rate limits count in Redis. */
+async function countingInRedis(metrics: Metrics): Promise<void> {
+  const deadline = Date.now() + SHARED_WITHIN_MS;
+  while (!/^rate_limit_store_shared 1$/m.test(await metrics.scrape.text())) {
+    if (Date.now() > deadline) throw new Error(`rest-redis did not reach Redis within ${SHARED_WITHIN_MS} ms`);
+    await new Promise((waited) => setTimeout(waited, 20));
+  }
+}
+
+/** All of them over one repository; our services get the key the load generator sends. */
+export function createTargets(pets: PetRepository, apiKey: string, redisUrl: string): Targets {
   const stores = memoryStoresAround(pets);
-  const service = createService({
-    // One key drives all the load: the limits themselves stay on the path, but never trip.
-    config: parseConfig({ API_KEYS: apiKey, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_BURST: '1000000' }),
-    stores,
-    // Level info to a real (if discarded) destination: the access log is part of what users run.
-    logger: createLogger('info', '/dev/null'),
-    metrics: createMetrics(),
-  });
+  // One key drives all the load: the limits themselves stay on the path, but never trip.
+  const environment = { API_KEYS: apiKey, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_BURST: '1000000' };
+  const ourService = (env: Record<string, string>, metrics: Metrics) =>
+    createService({
+      config: parseConfig(env),
+      stores,
+      // Level info to a real (if discarded) destination: the access log is part of what users run.
+      logger: createLogger('info', '/dev/null'),
+      metrics,
+    });
+  const service = ourService(environment, createMetrics());
+  const redisMetrics = createMetrics();
+  const redisService = ourService({ ...environment, REDIS_URL: redisUrl }, redisMetrics);
   // The peers get the same schema and the context our resolvers read, and nothing else.
   const records = stores.idempotencyRecords;
   const createPet = createPetUseCase(pets, createIdempotentCreates({ pets, records, retentionMs: 3_600_000 }));
@@ -87,10 +106,15 @@ export function createTargets(pets: PetRepository, apiKey: string): Targets {
     listeners: {
       floor: floorListener(pets),
       rest: service.listener,
+      'rest-redis': redisService.listener,
       sofa: (req, res) => void sofa(req, res),
       graphql: service.listener,
       yoga: (req, res) => void yoga(req, res),
     },
-    close: () => service.close(),
+    ready: countingInRedis(redisMetrics),
+    close: async () => {
+      await service.close();
+      await redisService.close();
+    },
   };
 }

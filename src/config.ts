@@ -1,17 +1,19 @@
 import { z } from 'zod';
+import { trustedProxyProblem } from './edge/client-address.ts';
 import type { RateLimitSettings } from './edge/rate-limits.ts';
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+const commaList = (raw: string) =>
+  raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+
 const apiKeyList = z
   .string()
-  .transform((raw) =>
-    raw
-      .split(',')
-      .map((key) => key.trim())
-      .filter((key) => key.length > 0),
-  )
+  .transform(commaList)
   .pipe(
     z.array(
       z
@@ -21,6 +23,23 @@ const apiKeyList = z
         .regex(/^[A-Za-z0-9\-._~+/]+=*$/, 'keys may use letters, digits and - . _ ~ + / (then = padding)'),
     ),
   );
+
+// Addresses, CIDR ranges and proxy-addr's names (loopback, linklocal, uniquelocal), as Express takes them.
+const trustedProxies = z
+  .string()
+  .transform(commaList)
+  .superRefine((entries, context) => {
+    for (const entry of entries) {
+      const problem = trustedProxyProblem(entry);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    }
+  });
+
+// The message never repeats the value: a URL may carry a password.
+const redisUrl = z
+  .string()
+  .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+  .refine((value) => URL.canParse(value), 'must be a URL such as redis://host:6379');
 
 const envSchema = z
   .object({
@@ -57,6 +76,10 @@ const envSchema = z
     RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(200),
     AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
     AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(20),
+    // Set: the per-key and failed-authentication limits count in Redis, shared by every instance using it.
+    REDIS_URL: redisUrl.optional(),
+    // Unset: the client address is the socket's peer. Set: the proxies whose X-Forwarded-For is believed.
+    TRUST_PROXY: trustedProxies.default([]),
     // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     METRICS_HOST: z.string().min(1).optional(),

@@ -45,7 +45,8 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
     if (timedOut) logger.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'drain deadline passed: closed the rest');
   }
   const logFailure = (what: string) => (error: unknown) => logger.error({ err: error }, `${what} failed`);
-  await service?.close().catch(logFailure('closing the GraphQL server'));
+  // After the drain: the service's GraphQL server, key sync and Redis client (REDIS_URL).
+  await service?.close().catch(logFailure('closing the service'));
   await database?.close().catch(logFailure('closing the database client'));
   await embedded?.stop().catch(logFailure('stopping the embedded database'));
   logger.info({ reason, ms: Math.round(performance.now() - started), exitCode }, 'stopped');
@@ -115,7 +116,12 @@ async function start(): Promise<void> {
   server = api.http;
   const { origin } = api;
   const rest = `${origin}${config.REST_BASE_PATH}`;
-  logger.info({ graphiql: `${origin}/graphql`, rest, docs: `${rest}/docs` }, 'petstore-gateway is listening');
+  // With REDIS_URL, whether Redis answered yet is logged on its own line: listening never waits for it.
+  const rateLimits = config.REDIS_URL ? 'redis' : 'memory';
+  logger.info(
+    { graphiql: `${origin}/graphql`, rest, docs: `${rest}/docs`, rateLimits },
+    'petstore-gateway is listening',
+  );
 }
 
 start().catch((error: unknown) => {

@@ -5,11 +5,13 @@ import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
 import { type Config, rateLimitsOf } from './config.ts';
 import { createContextFactory } from './context.ts';
 import { createAuthentication } from './edge/authenticate.ts';
+import { clientAddressOf } from './edge/client-address.ts';
 import { createDrain } from './edge/drain.ts';
 import { createGraphQLRequests } from './edge/graphql-request.ts';
 import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
 import { createRateLimits } from './edge/rate-limits.ts';
+import { createRedisLimiterStore } from './edge/redis-limiter-store.ts';
 import { createRoutes } from './edge/routes.ts';
 import { schema } from './graphql/schema/index.ts';
 import { createIdempotentCreates } from './idempotency/idempotent-create.ts';
@@ -111,12 +113,32 @@ export function createService(dependencies: ServiceDependencies): Service {
     rest: execution.rest,
     ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => sendMetrics(req, res) } : {}),
   });
-  const rateLimits = createRateLimits({ ...rateLimitsOf(config), logger });
+  // REDIS_URL: one count for the fleet. The client connects in the background; until it is ready, and
+  // whenever Redis does not answer, this instance counts alone.
+  const sharedLimits = config.REDIS_URL
+    ? createRedisLimiterStore({
+        url: config.REDIS_URL,
+        logger,
+        onShared: metrics.setRateLimitStoreShared,
+        onFallback: metrics.countRateLimitStoreFallback,
+      })
+    : undefined;
+  const rateLimits = createRateLimits({
+    ...rateLimitsOf(config),
+    logger,
+    ...(sharedLimits ? { store: sharedLimits.store } : {}),
+  });
+  const authenticate = createAuthentication({
+    verifyApiKey: keyRing.verify,
+    rateLimits,
+    metrics,
+    clientAddress: clientAddressOf(config.TRUST_PROXY),
+  });
   return {
     listener: createEdgeListener({
       routes,
       fallback,
-      authenticate: createAuthentication({ verifyApiKey: keyRing.verify, rateLimits, metrics }),
+      authenticate,
       drain,
       logger,
       metrics,
@@ -129,6 +151,7 @@ export function createService(dependencies: ServiceDependencies): Service {
       drain.start();
       await keySync.stop();
       await execution.close();
+      await sharedLimits?.close();
     },
   };
 }

@@ -46,6 +46,46 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ IDEMPOTENCY_RETENTION_HOURS: '0' }).ok).toBe(false);
   });
 
+  it('takes REDIS_URL as a redis:// or rediss:// URL, and never repeats it in a problem (it may hold a password)', () => {
+    const unset = loadConfig({});
+    expect(unset.ok && unset.config.REDIS_URL).toBeUndefined();
+    for (const url of ['redis://127.0.0.1:6379', 'rediss://user:pass@cache.internal:6380/2', 'redis://cache']) {
+      const result = loadConfig({ REDIS_URL: url });
+      expect(result.ok && result.config.REDIS_URL, url).toBe(url);
+    }
+    for (const url of ['http://user:s3cret@cache:6379', 'cache.internal:6379', 'redis://user:s3cret@cache host']) {
+      const result = loadConfig({ REDIS_URL: url });
+      expect(result.ok, url).toBe(false);
+      const problems = result.ok ? [] : result.problems;
+      expect(problems, url).toEqual([expect.stringMatching(/^REDIS_URL: /)]);
+      expect(problems.join(), url).not.toContain('s3cret');
+    }
+  });
+
+  it('takes TRUST_PROXY as comma-separated addresses, CIDR ranges and proxy-addr names; none by default', () => {
+    const none = loadConfig({});
+    expect(none.ok && none.config.TRUST_PROXY).toEqual([]);
+    const result = loadConfig({ TRUST_PROXY: ' loopback, 10.0.0.0/8 ,::1, 192.168.0.0/255.255.0.0,uniquelocal' });
+    expect(result.ok && result.config.TRUST_PROXY).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      '::1',
+      '192.168.0.0/255.255.0.0',
+      'uniquelocal',
+    ]);
+    // Express's `true` and hop counts are not taken: trusting every hop would let any client pick its address.
+    const bad = loadConfig({ TRUST_PROXY: 'true, 10.0.0.0/33, balancer.internal, loopback' });
+    const problems = bad.ok ? [] : bad.problems;
+    expect(problems).toHaveLength(3);
+    expect(problems.every((problem) => problem.startsWith('TRUST_PROXY: '))).toBe(true);
+    for (const entry of ['true', '10.0.0.0/33', 'balancer.internal']) {
+      expect(
+        problems.some((problem) => problem.includes(entry)),
+        entry,
+      ).toBe(true);
+    }
+  });
+
   it('treats an empty variable as unset', () => {
     const result = loadConfig({ PORT: '', MONGODB_URI: '' });
     expect(result.ok && result.config.PORT).toBe(4000);

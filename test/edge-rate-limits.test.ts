@@ -4,7 +4,7 @@ import { loadConfig, rateLimitsOf } from '../src/config.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
 import { expectError } from './support/openapi-contract.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
-import { API_KEY, OTHER_API_KEY, type TestServer, useTestServer } from './support/test-server.ts';
+import { API_KEY, OTHER_API_KEY, startTestServer, type TestServer, useTestServer } from './support/test-server.ts';
 
 const OFF = { rate: 0, burst: 0 };
 /** 5 a second per key, bursts of 8: the ninth request within a second is refused. */
@@ -113,6 +113,70 @@ describe('per client address, for failed authentication (3/s, bursts of 5)', () 
     expectStatus(response, 200);
     // No per-key limit configured: no RateLimit fields on a served request.
     expect(response.headers.ratelimit).toBeUndefined();
+  });
+});
+
+/** The statuses of `keys` sent one after another, each as from the client `forwardedFor` names (through the proxy). */
+async function fromClients(server: TestServer, sent: { key: string; forwardedFor: string }[]): Promise<number[]> {
+  const statuses: number[] = [];
+  for (const { key, forwardedFor } of sent) {
+    const response = await server.request.get('/v1/pets?limit=1').set(bearer(key)).set('X-Forwarded-For', forwardedFor);
+    statuses.push(response.status);
+  }
+  return statuses;
+}
+
+const times = <T>(count: number, value: T): T[] => Array.from({ length: count }, () => value);
+const WRONG_KEY = `${API_KEY}-wrong`;
+
+describe('behind a balancer: TRUST_PROXY names the proxies whose X-Forwarded-For is believed', () => {
+  const server = useTestServer({ rateLimits: { perKey: OFF, authFailures: AUTH_FAILURES }, trustProxy: 'loopback' });
+
+  it('one client behind the proxy guessing keys is refused; other clients behind the same proxy are served', async () => {
+    const guesser = '203.0.113.7';
+    const guesses = await fromClients(server, times(6, { key: WRONG_KEY, forwardedFor: guesser }));
+    expect(guesses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: guesser }])).toEqual([429]);
+    // Every socket is the proxy's (loopback here), yet the other client is told apart.
+    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: '198.51.100.9' }])).toEqual([200]);
+    // What the guesser writes in its own X-Forwarded-For is not believed: the proxy appends the real address.
+    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: `198.51.100.9, ${guesser}` }])).toEqual([429]);
+    // IPv6 clients too.
+    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: '2001:db8::1' }])).toEqual([200]);
+  });
+});
+
+describe("without TRUST_PROXY (the default), X-Forwarded-For is anyone's to write", () => {
+  const server = useTestServer({ rateLimits: { perKey: OFF, authFailures: AUTH_FAILURES } });
+
+  it('is ignored: a client cannot dodge the limit by sending a new address with each guess', async () => {
+    const guesses = await fromClients(
+      server,
+      ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.5', '192.0.2.6'].map((forwardedFor) => ({
+        key: WRONG_KEY,
+        forwardedFor,
+      })),
+    );
+    expect(guesses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
+
+  it('is ignored from a peer outside the trusted ranges too', async () => {
+    const elsewhere = await startTestServer({
+      rateLimits: { perKey: OFF, authFailures: AUTH_FAILURES },
+      trustProxy: '10.0.0.0/8, 192.168.0.1',
+    });
+    try {
+      const guesses = await fromClients(
+        elsewhere,
+        ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.5', '192.0.2.6'].map((forwardedFor) => ({
+          key: WRONG_KEY,
+          forwardedFor,
+        })),
+      );
+      expect(guesses).toEqual([401, 401, 401, 401, 401, 429]);
+    } finally {
+      await elsewhere.close();
+    }
   });
 });
 

@@ -86,6 +86,15 @@ describe('GET /metrics', () => {
     expect(text).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
   });
 
+  it('says whether rate limits count in Redis: without REDIS_URL, never (each instance counts alone)', async () => {
+    const text = await scrape();
+    expect(text).toContain('# TYPE rate_limit_store_shared gauge');
+    expect(text).toContain('# TYPE rate_limit_store_fallbacks_total counter');
+    expect(sample(text, 'rate_limit_store_shared')).toBe(0);
+    // Counting in memory by configuration is no fallback.
+    expect(sample(text, 'rate_limit_store_fallbacks_total')).toBe(0);
+  });
+
   it('counts requests refused by a rate limit', async () => {
     const limited = await startTestServer({
       rateLimits: { perKey: { rate: 1, burst: 1 }, authFailures: { rate: 100, burst: 100 } },

@@ -2,6 +2,7 @@ import type { ApiKeyVerifier } from '../auth/api-keys.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { ClientAddress } from './client-address.ts';
 import type { RateLimits, Refusal } from './rate-limits.ts';
 
 const MISSING = 'An API key is required: send "Authorization: Bearer <API_KEY>"';
@@ -33,8 +34,10 @@ export function createAuthentication(options: {
   verifyApiKey: ApiKeyVerifier;
   rateLimits: RateLimits;
   metrics: Metrics;
+  /** Whose failed authentications count together: the socket's peer, or the client behind trusted proxies. */
+  clientAddress: ClientAddress;
 }) {
-  const { verifyApiKey, rateLimits, metrics } = options;
+  const { verifyApiKey, rateLimits, metrics, clientAddress } = options;
 
   function refuse(scope: RequestScope, keyWasSent: boolean, address: string): Admission {
     metrics.countAuthFailure(keyWasSent ? 'invalid' : 'missing');
@@ -48,7 +51,7 @@ export function createAuthentication(options: {
   }
 
   return function authenticate(scope: RequestScope): Admission {
-    const address = scope.req.socket.remoteAddress ?? '';
+    const address = clientAddress(scope.req);
     const blocked = rateLimits.blockedAddress(address);
     if (blocked) {
       metrics.countRateLimited('auth_failures');

@@ -1,4 +1,4 @@
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterLike } from 'rate-limiter-flexible';
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 
 /** One counter: `points` per `duration` seconds for each key, under its own prefix. */
@@ -9,9 +9,9 @@ export interface LimiterSpec {
 }
 
 /**
- * Where the counters live; the one place to change to share them. Memory serves one instance; for
- * many, return `new RateLimiterMongo({ storeClient, dbName, ...spec })` over the service's database.
+ * Where the counters live. Memory serves one instance; `redis-limiter-store.ts` shares them among
+ * every instance on one Redis (REDIS_URL), falling back to memory while Redis does not answer.
  */
-export type LimiterStore = (spec: LimiterSpec) => RateLimiterAbstract;
+export type LimiterStore = (spec: LimiterSpec) => RateLimiterLike;
 
 export const memoryLimiterStore: LimiterStore = (spec) => new RateLimiterMemory(spec);

@@ -109,14 +109,16 @@ export interface RateLimitsOptions extends RateLimitSettings {
 /**
  * The edge's rate limits. Per API key on every authenticated request; per client address on failed
  * authentication, and an address over that limit is refused before its key is even checked (a
- * synchronous look-up in this process, so the hot path pays one Map read for it).
+ * synchronous look-up in this process, so the hot path pays one Map read for it). With a shared
+ * store the counts are the fleet's; that block list stays each instance's, filled when its own
+ * count is refused.
  */
 export function createRateLimits({ perKey, authFailures, logger, store = memoryLimiterStore }: RateLimitsOptions) {
   const keys = createPolicy('default', perKey, store);
   const failures = createPolicy('auth-failures', authFailures, store);
   const blocked = createBlockList();
 
-  /** A store that fails (a database behind it) must not take the API down: let the request through. */
+  /** A store that fails must not take the API down: let the request through (Redis's falls back to memory first). */
   function storeFailed(error: unknown, reqId: string): undefined {
     logger.warn({ err: error, reqId }, 'rate limit store failed; request let through');
     return undefined;

@@ -66,6 +66,14 @@ function defineMetrics(registry: Registry) {
       'idempotent_replays_total',
       'Creates answered from an earlier request with the same Idempotency-Key instead of adding a pet.',
     ),
+    rateLimitStoreShared: gauge(
+      'rate_limit_store_shared',
+      'Whether rate limits count in Redis right now, shared by every instance (1), or in this instance alone (0: no REDIS_URL, or Redis unreachable or too slow).',
+    ),
+    rateLimitStoreFallbacks: counter(
+      'rate_limit_store_fallbacks_total',
+      "Rate-limit checks counted in this instance's memory instead of Redis: Redis unreachable, past its deadline, or not asked again until it answers.",
+    ),
     poolInUse: gauge('mongodb_pool_connections_in_use', 'Database connections checked out by an operation right now.'),
     poolOpen: gauge('mongodb_pool_connections', 'Database connections open right now, idle or in use.'),
   };
@@ -107,6 +115,9 @@ export function createMetrics() {
     countAuthFailure: (reason: 'missing' | 'invalid') => authFailures.inc({ reason }),
     countDatabaseError: (operation: string) => databaseErrors.inc({ operation }),
     countIdempotentReplay: () => rest.idempotentReplays.inc(),
+    /** 1 while the rate limits count in Redis for the whole fleet, 0 while this instance counts alone. */
+    setRateLimitStoreShared: (shared: boolean) => rest.rateLimitStoreShared.set(shared ? 1 : 0),
+    countRateLimitStoreFallback: () => rest.rateLimitStoreFallbacks.inc(),
     /** Shows the driver's connection pool (its CMAP events) in the pool gauges. */
     watchConnectionPool: (client: MongoClient) => watchConnectionPool(client, rest.poolOpen, rest.poolInUse),
   };

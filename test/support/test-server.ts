@@ -8,7 +8,7 @@ import { parseConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
 import type { RateLimitSettings } from '../../src/edge/rate-limits.ts';
 import { createHttpServer } from '../../src/http/server.ts';
-import { createMetrics } from '../../src/metrics/metrics.ts';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createMongoStores, type Stores } from '../../src/stores.ts';
 
@@ -25,6 +25,8 @@ export interface TestServer {
   restBasePath: string;
   database: Database;
   dbName: string;
+  /** The service's metrics, as a scrape would read them (`metrics.scrape.text()`). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -47,6 +49,10 @@ export interface TestServerOptions {
   wrapStores?: (stores: Stores) => Stores;
   /** Where the service logs: a silent logger unless given (TEST_LOG_LEVEL sets its level). */
   logger?: Logger;
+  /** REDIS_URL: the rate limits count in this Redis, shared with every service given the same. */
+  redisUrl?: string;
+  /** TRUST_PROXY, as the environment would give it (`loopback`, `10.0.0.0/8, 192.168.1.7`). */
+  trustProxy?: string;
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
@@ -68,6 +74,8 @@ function configOf(options: TestServerOptions) {
     AUTH_FAILURE_BURST: set(authFailures.burst),
     // Any port but the API's: what matters is that /metrics moves off it.
     METRICS_PORT: options.metricsOnMainPort === false ? '9' : undefined,
+    REDIS_URL: options.redisUrl,
+    TRUST_PROXY: options.trustProxy,
   });
 }
 
@@ -110,6 +118,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     restBasePath: config.REST_BASE_PATH,
     database,
     dbName,
+    metrics,
     async close() {
       await new Promise<void>((closed) => http.close(() => closed()));
       http.closeAllConnections();

@@ -1,0 +1,124 @@
+// A real redis-server of the caller's own (Debian's package), for the tests and the benchmark: on a
+// free loopback port, nothing written to disk, started within a deadline, and never outliving its
+// starter. It may be frozen (SIGSTOP), thawed, killed like a crash and started again on its port.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { freePort } from './free-port.ts';
+
+export interface RedisServer {
+  /** redis://127.0.0.1:PORT */
+  url: string;
+  port: number;
+  /** The redis-server process now (another one after `restart`). */
+  pid(): number;
+  /** SIGSTOP: the port still accepts connections, but nothing is answered. */
+  freeze(): void;
+  /** SIGCONT. */
+  thaw(): void;
+  /** SIGKILL, as a crash: connections drop at once. */
+  kill(): Promise<void>;
+  /** A fresh (empty) server on the same port, after `kill`. */
+  restart(): Promise<void>;
+  /** Thaws, stops (idempotent); SIGKILL if it does not exit in time. */
+  stop(): Promise<void>;
+}
+
+const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+const START_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 5_000;
+// util-linux: asks the kernel to kill redis-server when its parent dies, however it dies.
+const SETPRIV = '/usr/bin/setpriv';
+
+/** Every server this process started and has not seen exit: killed on exit whatever happened. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => child.once('exit', () => done()));
+}
+
+/** Starts redis-server on `port` and resolves once it accepts connections; rejects with its output otherwise. */
+function spawnRedis(port: number): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  args.push('--daemonize', 'no', '--loglevel', 'notice');
+  const [command, argv] = existsSync(SETPRIV)
+    ? [SETPRIV, ['--pdeathsig', 'KILL', '--', REDIS_SERVER, ...args]]
+    : [REDIS_SERVER, args];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`redis-server on port ${port} ${why}:\n${output.slice(-2_000)}`));
+    };
+    const timer = setTimeout(() => fail(`did not start within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!output.includes('Ready to accept connections')) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      resolve(child);
+    };
+    const onExit = (code: number | null, signal: string | null) => fail(`exited (${code ?? signal}) while starting`);
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('exit', onExit);
+    child.once('error', (error) => fail(`could not be run (${error.message})`));
+  });
+}
+
+export async function startRedisServer(): Promise<RedisServer> {
+  let port = 0;
+  let child: ChildProcess | undefined;
+  // Another process may take the free port before redis-server binds it: try another.
+  for (let attempt = 1; !child; attempt++) {
+    port = await freePort();
+    try {
+      child = await spawnRedis(port);
+    } catch (error) {
+      if (attempt >= 3 || !/Address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+  let current: ChildProcess = child;
+  let frozen = false;
+  const signal = (name: NodeJS.Signals) => {
+    if (current.exitCode === null && current.signalCode === null) current.kill(name);
+  };
+  const server: RedisServer = {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    pid: () => current.pid as number,
+    freeze() {
+      signal('SIGSTOP');
+      frozen = true;
+    },
+    thaw() {
+      if (frozen) signal('SIGCONT');
+      frozen = false;
+    },
+    async kill() {
+      frozen = false;
+      signal('SIGKILL');
+      await exited(current);
+    },
+    async restart() {
+      await server.kill();
+      current = await spawnRedis(port);
+    },
+    async stop() {
+      server.thaw();
+      const gone = exited(current);
+      signal('SIGTERM');
+      const timer = setTimeout(() => signal('SIGKILL'), STOP_TIMEOUT_MS);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+  return server;
+}
