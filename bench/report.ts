@@ -115,7 +115,7 @@ export function renderReport(outcome: Outcome): string {
     if (cost && !Number.isNaN(cost.median)) {
       lines.push(
         `rate limits in Redis (rest-redis) instead of memory (rest), get: ${cost.median.toFixed(0)} µs more per request ` +
-          `(${cost.min.toFixed(0)}-${cost.max.toFixed(0)} over rounds; 1 / req/s of each, ${settings.connections} connections, one process)`,
+          `(${cost.min.toFixed(0)} to ${cost.max.toFixed(0)} over rounds; 1 / req/s of each, ${settings.connections} connections, one process)`,
         '',
       );
     }

@@ -11,6 +11,7 @@ import { type ServiceProcess, startServiceProcess } from '../scripts/service-pro
 import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
 import { type Balancer, startBalancer } from './support/haproxy.ts';
 import { runKeys } from './support/keys-command.ts';
+import { HAPROXY, REDIS_SERVER, requiring } from './support/required-tools.ts';
 import { type Outcome, percentile, send, steadyLoad, summary } from './support/steady-load.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
@@ -39,6 +40,7 @@ interface Fleet {
 }
 
 let fleet: Fleet;
+const needs = requiring(HAPROXY, REDIS_SERVER);
 
 function startInstance(_name: Name, port: number, dbName: string, limitedKey: string): Promise<ServiceProcess> {
   return startServiceProcess({
@@ -74,6 +76,7 @@ function alive(pids: Iterable<number>): number[] {
 const limitedKeys = Array.from({ length: 3 }, (_, i) => `fleet-limited-key-${i}-aaaaaaaa`);
 
 beforeAll(async () => {
+  if (needs.skip) return;
   const dbName = uniqueDbName('fleet');
   const ports = { a: await freePort(), b: await freePort(), c: await freePort() };
   const instances = new Map<Name, ServiceProcess>();
@@ -98,7 +101,7 @@ afterAll(async () => {
   await fleet?.redis?.stop();
 });
 
-describe('a fleet of three instances behind HAProxy without retries', () => {
+describe.skipIf(needs.skip)(needs.title('a fleet of three instances behind HAProxy without retries'), () => {
   it('restarts one instance after another under GET + POST load without a failed request', {
     timeout: 90_000,
   }, async () => {

@@ -9,6 +9,7 @@ import type { RateLimitSettings } from '../src/edge/rate-limits.ts';
 import { REDIS_DEADLINE_MS } from '../src/edge/redis-limiter-store.ts';
 import { capturingLogger, type LogLine } from './support/capturing-logger.ts';
 import { type RedisServer, startRedisServer } from './support/redis-server.ts';
+import { REDIS_SERVER, requiring } from './support/required-tools.ts';
 import { API_KEY, startTestServer, type TestServer, uniqueDbName } from './support/test-server.ts';
 
 const OFF = { rate: 0, burst: 0 };
@@ -122,7 +123,9 @@ async function burst(servers: TestServer[], count: number): Promise<number> {
 
 const linesSaying = (lines: LogLine[], msg: string) => lines.filter((line) => line.msg === msg);
 
-describe('rate limits shared through Redis (REDIS_URL)', () => {
+const needs = requiring(REDIS_SERVER);
+
+describe.skipIf(needs.skip)(needs.title('rate limits shared through Redis (REDIS_URL)'), () => {
   it('holds one key to one limit over two instances (within 15%)', async () => {
     // 20/s with bursts of 30, at three times the rate, round-robin over both instances for 4.5 s.
     const perKey = { rate: 20, burst: 30 };
@@ -278,7 +281,7 @@ describe('REDIS_URL pointing at nothing', () => {
   });
 });
 
-describe('the compiled service (main.ts) with REDIS_URL', () => {
+describe.skipIf(needs.skip)(needs.title('the compiled service (main.ts) with REDIS_URL'), () => {
   /** The connections the service holds to `redis`, by the name its client gives them. */
   async function serviceConnections(redis: RedisServer): Promise<number> {
     const admin = new Redis(redis.url, { lazyConnect: true });

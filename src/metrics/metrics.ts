@@ -59,7 +59,7 @@ function defineMetrics(registry: Registry) {
     ),
     databaseErrors: counter(
       'database_errors_total',
-      'Database calls that failed: the database was unreachable or did not answer in time (any failed read of the API keys).',
+      'Database calls that failed: the database was unreachable, did not answer in time or refused a write for lack of storage (any failed read of the API keys).',
       ['operation'],
     ),
     idempotentReplays: counter(
