@@ -78,15 +78,22 @@ interface Insert {
   signal: AbortSignal;
 }
 
-/** Stores the pet under an id allocated earlier; only the unique _id stands between it and a copy. */
-async function insertWithId(pets: Collection<PetDocument>, id: number, { newPet, clientGone, signal }: Insert) {
+/**
+ * Stores the pet under an id allocated earlier; only the unique _id stands between it and a copy.
+ * A taken id may mean the counter fell behind (another instance's lost increment on FerretDB): it is
+ * moved past the stored ids first, so the id the caller allocates next does not collide again.
+ */
+async function insertWithId(pets: Collection<PetDocument>, ids: PetIds, id: number, insert: Insert) {
+  const { newPet, clientGone, signal } = insert;
   if (clientGone()) throw new ClientGoneError();
   const doc = documentOf(id, newPet);
   try {
     await pets.insertOne(doc, withSignal({}, signal));
     return toPet(doc);
   } catch (error) {
-    throw isDuplicateKey(error) ? new PetIdTakenError(id) : error;
+    if (!isDuplicateKey(error)) throw error;
+    await ids.recoverFromCollision(signal);
+    throw new PetIdTakenError(id);
   }
 }
 
@@ -169,7 +176,7 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
       call('pets.create', (signal) =>
         id === undefined
           ? insertWithFreshId(pets, ids, { newPet, clientGone, signal })
-          : insertWithId(pets, id, { newPet, clientGone, signal }),
+          : insertWithId(pets, ids, id, { newPet, clientGone, signal }),
       ),
     allocateId: ({ clientGone = never } = {}) => call('pets.allocateId', (signal) => ids.next(signal, clientGone)),
     findById: (id) => call('pets.findById', (signal) => findById(id, signal)),

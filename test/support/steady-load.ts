@@ -16,6 +16,8 @@ export interface Outcome {
   ms: number;
   /** When it was sent, in ms since the load started. */
   at: number;
+  /** The start of a 5xx answer's body. */
+  body?: string;
 }
 
 /** One request on `agent`; never rejects, so a refused connection is counted rather than thrown. */
@@ -25,8 +27,18 @@ export function send(origin: string, agent: Agent, spec: LoadRequest): Promise<O
   const headers = body ? { ...spec.headers, 'Content-Type': 'application/json' } : spec.headers;
   return new Promise((resolve) => {
     const req = request(`${origin}${spec.path}`, { method: spec.method, agent, headers, timeout: 20_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started, at: started }));
+      // A failure's body says who answered: the service's Error JSON or the balancer's own page.
+      let body = '';
+      if ((res.statusCode ?? 0) >= 500) res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      else res.resume();
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode,
+          ms: performance.now() - started,
+          at: started,
+          ...(body ? { body: body.slice(0, 200) } : {}),
+        }),
+      );
     });
     req.on('timeout', () => req.destroy(new Error('no answer in 20 s')));
     req.on('error', (error: NodeJS.ErrnoException) =>
