@@ -1,10 +1,11 @@
-// The parent's handle on bench/servers.ts: fork it, wait for it, ask it things, stop it. Every wait
-// has a deadline, and a child that will not stop is killed, so no process outlives the run.
+// The parent's handle on bench/servers.ts (or a tracing process, bench/tracing-servers.ts): fork it,
+// wait for it, ask it things, stop it. Every wait has a deadline, and a child that will not stop is
+// killed, so no process outlives the run.
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startFlags } from '../scripts/start-flags.ts';
-import type { ChildMessage, Ready, Request, ServersConfig } from './protocol.ts';
+import type { ChildMessage, Ready, Request, ServersConfig, TracingServersConfig } from './protocol.ts';
 
 /** Generous: FerretDB starts in about a second, but a first run may have to build it. */
 const READY_TIMEOUT_MS = 240_000;
@@ -20,12 +21,24 @@ export interface Servers {
   stop(): Promise<void>;
 }
 
-export async function startServers(config: ServersConfig): Promise<Servers> {
-  const script = fileURLToPath(new URL('./servers.ts', import.meta.url));
+/** The process's environment without OpenTelemetry's variables: only a tracing process gets any, its own. */
+function environment(otel: Record<string, string>): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+  return { ...env, ...otel };
+}
+
+/** The main servers process (bench/servers.ts), or with `tracing` a tracing process and its OTEL_* variables. */
+export async function startServers(
+  config: ServersConfig | TracingServersConfig,
+  tracing?: { otel: Record<string, string> },
+): Promise<Servers> {
+  const script = fileURLToPath(new URL(tracing ? './tracing-servers.ts' : './servers.ts', import.meta.url));
   // `--import tsx` runs the TypeScript child the way `tsx` runs us; BENCH_CPU_PROF=DIR profiles it.
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = fork(script, [JSON.stringify(config)], {
+    // startFlags() holds the telemetry entry: it starts tracing when, and only when, OTEL_* say so.
     execArgv: [...startFlags(), '--import', 'tsx', ...profile],
+    env: environment(tracing?.otel ?? {}),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const stop = () => stopChild(child);

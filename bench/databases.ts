@@ -42,7 +42,7 @@ export function createDatabases(log: (message: string) => void, onDeath: () => v
       // tools/ferretdb/main.go always runs FerretDB v1 with its SQLite backend.
       const name =
         embedded.kind === 'ferretdb' ? 'FerretDB v1 (SQLite backend)' : `${embedded.kind} (FerretDB could not start)`;
-      return { kind: embedded.kind, label: `${name}, embedded, on loopback` };
+      return { kind: embedded.kind, label: `${name}, embedded, on loopback`, uri: embedded.uri };
     },
     async close() {
       for (const database of open) await database.close().catch(() => {});

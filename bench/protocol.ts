@@ -7,8 +7,21 @@ export type StoreName = 'memory' | 'ferretdb';
 /** A cost-curve database, named by its pet count. */
 export type CurveStore = `curve-${number}`;
 
-/** The order each round runs them in: A B C D E F. */
-export const TARGETS = ['floor', 'rest', 'rest-redis', 'sofa', 'graphql', 'yoga'] as const;
+/** The order each round runs them in. */
+export const TARGETS = [
+  'floor',
+  'rest',
+  'rest-redis',
+  'sofa',
+  'graphql',
+  'yoga',
+  'rest-otel-off',
+  'rest-otel-0',
+  'rest-otel-100',
+  'graphql-otel-off',
+  'graphql-otel-0',
+  'graphql-otel-100',
+] as const;
 export type Target = (typeof TARGETS)[number];
 
 /**
@@ -17,6 +30,25 @@ export type Target = (typeof TARGETS)[number];
  * depend on the operation, so it runs `get` only.
  */
 export const REDIS_TARGET_OPERATIONS: readonly string[] = ['get'];
+
+/**
+ * The tracing processes (bench/tracing-servers.ts), each serving our service alone, started with
+ * `npm start`'s flags (the telemetry entry included): `otel-off` with no OTEL_* variables (what every
+ * user without a Collector runs), `otel-0` tracing at 0% sampling, `otel-100` at 100%, both
+ * exporting to a sink in the load generator. Processes of their own, because tracing patches
+ * node:http and turns AsyncLocalStorage on for a whole process: in the main one it would slow every
+ * target. Their `rest-*` and `graphql-*` targets are compared with `*-otel-off`, never with `rest`.
+ */
+export const TRACING_MODES = ['otel-off', 'otel-0', 'otel-100'] as const;
+export type TracingMode = (typeof TRACING_MODES)[number];
+
+/** Which tracing process serves a target; undefined for the main servers process. */
+export function tracingModeOf(target: Target): TracingMode | undefined {
+  return TRACING_MODES.find((mode) => target.endsWith(`-${mode}`));
+}
+
+/** Tracing costs per span; the get is the cheapest request, so the cost shows most there. */
+export const TRACING_TARGET_OPERATIONS: readonly string[] = ['get'];
 
 /** What the parent asks the child to set up; passed as argv[2] (JSON). */
 export interface ServersConfig {
@@ -32,12 +64,25 @@ export interface DatabaseInfo {
   kind: string;
   /** One line for people: which database the figures came from. */
   label: string;
+  /** Where it listens (loopback), for the tracing processes to read the same pets. */
+  uri: string;
+}
+
+/** What the parent asks a tracing process (bench/tracing-servers.ts) to serve; argv[2] (JSON). */
+export interface TracingServersConfig {
+  mode: TracingMode;
+  stores: StoreName[];
+  seedPets: number;
+  /** The key the main servers process accepts: the same scenarios run against both. */
+  apiKey: string;
+  /** The main process's database, for the ferretdb store (database `petstore_bench`, read only). */
+  mongoUri?: string;
 }
 
 export interface Ready {
   type: 'ready';
-  /** Base URL of every target, per store that was asked for. */
-  urls: Partial<Record<StoreName, Record<Target, string>>>;
+  /** Base URL of every target the process serves, per store that was asked for. */
+  urls: Partial<Record<StoreName, Partial<Record<Target, string>>>>;
   /** The floor server over each cost-curve database, by its pet count. */
   curveUrls: Record<number, string>;
   apiKey: string;

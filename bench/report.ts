@@ -5,7 +5,7 @@ import { CURVE_SIZES, type CurvePoint, GET_P99_LIMIT_MS, type Threshold } from '
 import type { StoreName } from './protocol.ts';
 import type { Outcome } from './results.ts';
 import { OPERATION_LABEL, OPERATIONS } from './scenarios.ts';
-import type { RatioName, Spread, Summary } from './summary.ts';
+import { type RatioName, type Spread, type Summary, TRACED, type Traced } from './summary.ts';
 
 export const STORE_LABEL: Record<StoreName, string> = { memory: 'in-memory store', ferretdb: 'FerretDB store' };
 
@@ -96,6 +96,21 @@ export function thresholdLines(thresholds: Threshold[]): string {
     .join('\n');
 }
 
+const us = (cost: Spread) =>
+  Number.isNaN(cost.median) ? '-' : `${cost.median.toFixed(0)} µs (${cost.min.toFixed(0)} to ${cost.max.toFixed(0)})`;
+
+/** What tracing adds to a get, per face and sampling, against the same service with tracing off. */
+export function tracingLines(costs: Record<Traced, Spread> | undefined): string[] {
+  if (!costs || TRACED.every((target) => Number.isNaN(costs[target].median))) return [];
+  return [
+    'tracing, get by id: more per request than the same service with tracing off, each alone in a process',
+    `  (median, min to max over rounds; OTLP to a sink in the load generator): REST ${us(costs['rest-otel-0'])} ` +
+      `at 0% sampling, ${us(costs['rest-otel-100'])} at 100%; GraphQL ${us(costs['graphql-otel-0'])} at 0%, ` +
+      `${us(costs['graphql-otel-100'])} at 100%`,
+    '',
+  ];
+}
+
 /** The whole printed report: how it was measured, then per store, then the memory and the curve. */
 export function renderReport(outcome: Outcome): string {
   const { settings, ready, summary, costCurve, serversRssBytes: rss, loadAverage1m } = outcome;
@@ -119,11 +134,19 @@ export function renderReport(outcome: Outcome): string {
         '',
       );
     }
+    lines.push(...tracingLines(summary.tracingCostUs[store]));
   }
   lines.push(
-    `servers process (pid ${ready.pid}, every target of every store in one process) RSS: ` +
+    `servers process (pid ${ready.pid}, every target but the tracing ones, of every store) RSS: ` +
       `${mb(rss.atReady)} at ready, ${mb(rss.peak)} peak, ${mb(rss.atEnd)} at the end`,
   );
+  if (outcome.tracing) {
+    const { rssAtReady, exported } = outcome.tracing;
+    lines.push(
+      `tracing processes RSS at ready: off ${mb(rssAtReady['otel-off'])}, 0% ${mb(rssAtReady['otel-0'])}, ` +
+        `100% ${mb(rssAtReady['otel-100'])}; the sink received ${exported.requests} OTLP requests, ${mb(exported.bytes)}`,
+    );
+  }
   if (costCurve) {
     const through = `straight line through the medians at ${CURVE_SIZES.map((n) => n.toLocaleString('en-US')).join(' and ')} pets`;
     lines.push(

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { CurvePoint, Threshold } from './cost-curve.ts';
-import { type Ready, TARGETS } from './protocol.ts';
+import { type Ready, TARGETS, type TracingMode } from './protocol.ts';
 import type { Settings } from './settings.ts';
 import type { RoundRun, Summary } from './summary.ts';
 
@@ -17,6 +17,8 @@ export interface Outcome {
   summary: Summary;
   costCurve?: { points: CurvePoint[]; thresholds: Threshold[] };
   serversRssBytes: { atReady: number; peak: number; atEnd: number };
+  /** The tracing processes, when they ran: their RSS at ready, and what the sink received from all. */
+  tracing?: { rssAtReady: Record<TracingMode, number>; exported: { requests: number; bytes: number } };
   loadAverage1m: { before: number; after: number };
   autocannonVersion: string;
   elapsedSeconds: number;
@@ -43,6 +45,7 @@ export function writeResults(outcome: Outcome): string {
     rows: summary.rows,
     ratios: summary.ratios,
     redisLimiterCostUs: summary.redisLimiterCostUs,
+    tracingCostUs: summary.tracingCostUs,
     costCurve: costCurve ?? null,
     ...rest,
     runs,

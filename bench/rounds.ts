@@ -1,8 +1,9 @@
 // The main measurement: every scenario checked once, then run in interleaved rounds (per round, per
-// store, per operation: floor rest sofa graphql yoga), each run after a discarded warm-up.
+// store, per operation: the targets in TARGETS order), each run after a discarded warm-up.
 
 import type { Servers } from './child.ts';
 import { checkOnce, load } from './measure.ts';
+import { type Target, tracingModeOf } from './protocol.ts';
 import { STORE_LABEL } from './report.ts';
 import { OPERATION_LABEL, OPERATIONS, type Scenario } from './scenarios.ts';
 import type { Settings } from './settings.ts';
@@ -10,28 +11,32 @@ import type { RoundRun } from './summary.ts';
 
 const SETTLE_TIMEOUT_MS = 60_000;
 
+/** The process serving a target: the main servers process, or a tracing process. */
+export type ServersOf = (target: Target) => Servers;
+
 /**
  * Work a run left queued in the servers must not run in the next one's window; and a create adds
  * pets, so the store is put back: every run meets the same seeded pets. Resolves with the RSS.
  */
-function settle(servers: Servers, scenario: Scenario): Promise<number> {
+function settle(serversOf: ServersOf, scenario: Scenario): Promise<number> {
   const reset = scenario.operation === 'create';
-  return servers.ask({ type: 'settle', store: scenario.store, reset }, SETTLE_TIMEOUT_MS);
+  return serversOf(scenario.target).ask({ type: 'settle', store: scenario.store, reset }, SETTLE_TIMEOUT_MS);
 }
 
 /** One request per scenario, checked, before any load: a wrong route answering 404 fast would win. */
-export async function checkAll(servers: Servers, scenarios: Scenario[]): Promise<void> {
+export async function checkAll(serversOf: ServersOf, scenarios: Scenario[]): Promise<void> {
   for (const scenario of scenarios) {
     await checkOnce(
       scenario,
       `${STORE_LABEL[scenario.store]} / ${OPERATION_LABEL[scenario.operation]} / ${scenario.target}`,
     );
-    await settle(servers, scenario);
+    await settle(serversOf, scenario);
   }
 }
 
+/** The runs, and the main servers process's RSS after each of its own. */
 export async function runRounds(
-  servers: Servers,
+  serversOf: ServersOf,
   scenarios: Scenario[],
   settings: Settings,
   progress: (text: string) => void,
@@ -46,10 +51,11 @@ export async function runRounds(
         for (const scenario of scenarios.filter((s) => s.store === store && s.operation === operation)) {
           if (warmupSeconds > 0) {
             await load(scenario.request, warmupSeconds, connections);
-            await settle(servers, scenario);
+            await settle(serversOf, scenario);
           }
           const run = await load(scenario.request, durationSeconds, connections);
-          rss.push(await settle(servers, scenario));
+          const rssAfter = await settle(serversOf, scenario);
+          if (!tracingModeOf(scenario.target)) rss.push(rssAfter);
           runs.push({ round, store, operation, target: scenario.target, description: scenario.description, run });
           progress(`  ${scenario.target} ${run.requestsPerSecond.toFixed(0)}`);
         }

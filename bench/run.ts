@@ -1,8 +1,10 @@
 // `npm run bench`: our REST and GraphQL against a raw node:http floor and two peers (Sofa, plain
-// Yoga), over an in-memory store and the embedded FerretDB, then FerretDB's cost curve.
+// Yoga), over an in-memory store and the embedded FerretDB, then FerretDB's cost curve; and our
+// service traced (at 0% and 100% sampling) against itself untraced, each in a process of its own.
 //
-// The servers run in a forked child (bench/servers.ts); this process only generates load. Runs are
-// interleaved in rounds (floor rest sofa graphql yoga, per operation and store, then again), and
+// The servers run in forked children (bench/servers.ts, bench/tracing-servers.ts); this process
+// only generates load (and sinks the traced targets' OTLP exports). Runs are interleaved in rounds
+// (the targets in protocol.ts's order, per operation and store, then again), and
 // each ratio is taken within a round and reported as the median over rounds: the machine's speed
 // drifts over minutes, and targets measured seconds apart see the same machine. Knobs: settings.ts.
 
@@ -11,13 +13,14 @@ import { loadavg } from 'node:os';
 import { type Servers, startServers } from './child.ts';
 import { CURVE_SIZES, runCostCurve } from './cost-curve.ts';
 import { measureMemory, renderMemory } from './memory.ts';
-import { TARGETS } from './protocol.ts';
+import { TARGETS, type Target, TRACING_MODES, tracingModeOf } from './protocol.ts';
 import { renderReport } from './report.ts';
 import { type Outcome, writeResults } from './results.ts';
-import { checkAll, runRounds } from './rounds.ts';
+import { checkAll, runRounds, type ServersOf } from './rounds.ts';
 import { scenariosFor } from './scenarios.ts';
 import { readSettings, type Settings } from './settings.ts';
 import { summarize } from './summary.ts';
+import { startTracingProcesses, type TracingProcesses } from './tracing.ts';
 
 const AUTOCANNON = (createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version;
 const progress = (text: string) => process.stderr.write(text);
@@ -29,13 +32,16 @@ async function main(): Promise<number> {
   const loadBefore = load1m();
   const curveSizes = settings.curve ? [...CURVE_SIZES] : [];
   const servers = await startServers({ stores: settings.stores, seedPets: settings.seedPets, curveSizes });
+  let tracing: TracingProcesses | undefined;
+  const stopAll = () => Promise.all([servers.stop(), tracing?.stop()]);
   const onSignal = (signal: string) => {
     progress(`\n[bench] ${signal}: stopping the servers\n`);
-    void servers.stop().finally(() => process.exit(130));
+    void stopAll().finally(() => process.exit(130));
   };
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   try {
-    const outcome = await measure(servers, settings, started);
+    if (settings.tracing) tracing = await startTracingProcesses(servers.ready, settings);
+    const outcome = await measure(servers, tracing, settings, started);
     outcome.loadAverage1m.before = loadBefore;
     console.log(`\n${renderReport(outcome)}\n`);
     console.log(`written: ${writeResults(outcome)} (${outcome.elapsedSeconds} s)`);
@@ -46,28 +52,45 @@ async function main(): Promise<number> {
       return 1;
     }
   } finally {
-    await servers.stop();
+    await stopAll();
   }
   // After the servers stopped, so nothing else runs beside the process measured.
   if (settings.memory) console.log(`\n${renderMemory(await measureMemory())}`);
   return 0;
 }
 
-async function measure(servers: Servers, settings: Settings, started: number): Promise<Outcome> {
+/** Which process serves a target. */
+function serversOf(servers: Servers, tracing: TracingProcesses | undefined): ServersOf {
+  return (target: Target) => {
+    const mode = tracingModeOf(target);
+    const serving = mode ? tracing?.servers.get(mode) : servers;
+    if (!serving) throw new Error(`no process serves ${target}`);
+    return serving;
+  };
+}
+
+async function measure(
+  servers: Servers,
+  tracing: TracingProcesses | undefined,
+  settings: Settings,
+  started: number,
+): Promise<Outcome> {
   const { ready } = servers;
+  const processes = [servers, ...(tracing?.servers.values() ?? [])];
   const sampleId = Math.ceil(settings.seedPets / 2);
   const scenarios = settings.stores.flatMap((store) => {
-    const urls = ready.urls[store];
-    if (!urls) throw new Error(`the servers did not start the ${store} store`);
+    const urls = Object.assign({}, ...processes.map((serving) => serving.ready.urls[store]));
+    if (!ready.urls[store]) throw new Error(`the servers did not start the ${store} store`);
     return scenariosFor(store, urls, ready.apiKey, sampleId, settings.seedPets);
   });
-  await checkAll(servers, scenarios);
+  const byTarget = serversOf(servers, tracing);
+  await checkAll(byTarget, scenarios);
   progress(
     `[bench] ready and checked in ${((Date.now() - started) / 1000).toFixed(0)} s; ${ready.database?.label ?? 'no database'}; ` +
       `${settings.rounds} rounds x ${scenarios.length} runs of ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s, ` +
       `${settings.connections} connections; req/s per target:\n`,
   );
-  const { runs, rss } = await runRounds(servers, scenarios, settings, progress);
+  const { runs, rss } = await runRounds(byTarget, scenarios, settings, progress);
   const costCurve = settings.curve
     ? await runCostCurve(servers, {
         urls: ready.curveUrls,
@@ -85,10 +108,17 @@ async function measure(servers: Servers, settings: Settings, started: number): P
     summary: summarize(runs, settings.stores, TARGETS),
     ...(costCurve ? { costCurve } : {}),
     serversRssBytes: { atReady: ready.rss, peak: Math.max(ready.rss, ...rss, atEnd), atEnd },
+    ...(tracing ? { tracing: tracingOutcome(tracing) } : {}),
     loadAverage1m: { before: 0, after: load1m() },
     autocannonVersion: AUTOCANNON,
     elapsedSeconds: Math.round((Date.now() - started) / 1000),
   };
+}
+
+function tracingOutcome(tracing: TracingProcesses): NonNullable<Outcome['tracing']> {
+  const rssOf = (mode: (typeof TRACING_MODES)[number]) => tracing.servers.get(mode)?.ready.rss ?? Number.NaN;
+  const rssAtReady = Object.fromEntries(TRACING_MODES.map((mode) => [mode, rssOf(mode)]));
+  return { rssAtReady: rssAtReady as NonNullable<Outcome['tracing']>['rssAtReady'], exported: tracing.sink.received() };
 }
 
 main().then(

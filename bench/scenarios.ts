@@ -2,7 +2,14 @@
 // such request answers what the row claims to measure (run before measuring; a wrong route that
 // answers 404 fast would otherwise win).
 
-import { REDIS_TARGET_OPERATIONS, type StoreName, TARGETS, type Target } from './protocol.ts';
+import {
+  REDIS_TARGET_OPERATIONS,
+  type StoreName,
+  TARGETS,
+  type Target,
+  TRACING_TARGET_OPERATIONS,
+  tracingModeOf,
+} from './protocol.ts';
 import { REST_BASE_PATH, SOFA_BASE_PATH } from './targets.ts';
 
 export const OPERATIONS = ['get', 'list20', 'list100', 'create'] as const;
@@ -57,13 +64,23 @@ const DOCUMENTS: Record<Operation, { query: string; variables: (id: number) => o
   },
 };
 
+/** yoga, graphql and the traced graphql-otel-* speak GraphQL over POST /graphql; the rest answer bare values. */
+const speaksGraphQL = (target: Target) => target === 'yoga' || target.startsWith('graphql');
+
+/** Which operations a target runs: the extra ones (Redis limits, tracing) only where their cost shows. */
+function runs(target: Target, operation: Operation): boolean {
+  if (target === 'rest-redis') return REDIS_TARGET_OPERATIONS.includes(operation);
+  if (tracingModeOf(target)) return TRACING_TARGET_OPERATIONS.includes(operation);
+  return true;
+}
+
 function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(message);
 }
 
 /** GraphQL answers carry the value under data.<field>; the REST-style targets answer it bare. */
 function unwrap(target: Target, operation: Operation, body: unknown): unknown {
-  if (target !== 'graphql' && target !== 'yoga') return body;
+  if (!speaksGraphQL(target)) return body;
   const result = body as { data?: Record<string, unknown>; errors?: unknown };
   assert(!result.errors, `GraphQL errors: ${JSON.stringify(result.errors)}`);
   return result.data?.[DOCUMENTS[operation].field];
@@ -97,7 +114,7 @@ function requestFor(
   sampleId: number,
 ): HttpRequest {
   const json = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
-  if (target === 'graphql' || target === 'yoga') {
+  if (speaksGraphQL(target)) {
     const { query, variables } = DOCUMENTS[operation];
     return {
       url: `${base}/graphql`,
@@ -123,7 +140,7 @@ function requestFor(
       create: `${SOFA_BASE_PATH}/create-pet`,
     },
   };
-  const url = `${base}${paths[target === 'rest-redis' ? 'rest' : target][operation]}`;
+  const url = `${base}${paths[target === 'floor' || target === 'sofa' ? target : 'rest'][operation]}`;
   if (operation !== 'create') return { url, method: 'GET', headers: auth };
   const body = target === 'sofa' ? { input: { ...NEW_PET, status: 'AVAILABLE' } } : { ...NEW_PET, status: 'available' };
   return { url, method: 'POST', headers: json, body: JSON.stringify(body) };
@@ -131,22 +148,23 @@ function requestFor(
 
 /**
  * Every request carries the key, even to targets that ignore it, so all send the same headers.
- * `urls` maps each target to its base URL; `sampleId` is a seeded pet, `seeded` their count.
+ * `urls` maps each target served to its base URL; `sampleId` is a seeded pet, `seeded` their count.
  */
 export function scenariosFor(
   store: StoreName,
-  urls: Record<Target, string>,
+  urls: Partial<Record<Target, string>>,
   apiKey: string,
   sampleId: number,
   seeded: number,
 ): Scenario[] {
   const auth = { authorization: `Bearer ${apiKey}` };
   return OPERATIONS.flatMap((operation) =>
-    TARGETS.filter((target) => target !== 'rest-redis' || REDIS_TARGET_OPERATIONS.includes(operation)).map((target) => {
-      const request = requestFor(target, operation, urls[target], auth, sampleId);
-      const path = request.url.replace(urls[target], '');
+    TARGETS.filter((target) => urls[target] !== undefined && runs(target, operation)).map((target) => {
+      const base = urls[target] as string;
+      const request = requestFor(target, operation, base, auth, sampleId);
+      const path = request.url.replace(base, '');
       const description =
-        request.body && (target === 'graphql' || target === 'yoga')
+        request.body && speaksGraphQL(target)
           ? `POST ${path} ${DOCUMENTS[operation].query.split(' {')[0]}`
           : `${request.method} ${path}`;
       return { store, operation, target, description, request, check: checker(operation, target, sampleId, seeded) };

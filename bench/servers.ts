@@ -2,10 +2,11 @@
 // generator because autocannon (without workers) produces load on its caller's event loop: sharing
 // one loop, the figures would measure the generator as much as the servers.
 //
-// Per store asked for: the targets of bench/targets.ts, each on its own loopback port, `rest-redis`
-// counting its limits in one redis-server started here (scripts/redis-server.ts). With
-// FerretDB (bench/databases.ts): the store in database `petstore_bench`, and for the cost curve, per
-// size N, a floor server over `petstore_bench_curve_N` holding pets 1..N. Messages: protocol.ts.
+// Per store asked for: the targets of bench/targets.ts (the tracing processes' apart), each on its own
+// loopback port, `rest-redis` counting its limits in one redis-server started here
+// (scripts/redis-server.ts). With FerretDB (bench/databases.ts): the store in database
+// `petstore_bench`, and for the cost curve, per size N, a floor server over
+// `petstore_bench_curve_N` holding pets 1..N. Messages: protocol.ts.
 // A lost channel (the parent died), a signal or `stop` closes everything, stops FerretDB and Redis, exits.
 
 import { randomBytes } from 'node:crypto';
@@ -25,10 +26,10 @@ import {
   type ServersConfig,
   type StoreName,
   TARGETS,
-  type Target,
+  tracingModeOf,
 } from './protocol.ts';
 import { resetPets, seedPet, seedPets } from './seed.ts';
-import { createTargets, floorListener, type Listener, type Targets } from './targets.ts';
+import { createTargets, floorListener, type Listener, type MainTarget, type Targets } from './targets.ts';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ServersConfig;
 // Token68 characters only, and longer than the 16 our key rules ask for.
@@ -60,17 +61,18 @@ async function serveStore(
   store: StoreName,
   inner: PetRepository,
   reset: () => Promise<void>,
-): Promise<Record<Target, string>> {
+): Promise<Record<MainTarget, string>> {
   const { pets, settled } = trackInFlight(inner);
   stores.set(store, { settled, reset });
   redis ??= await startRedisServer();
   const created = createTargets(pets, API_KEY, redis.url);
   targets.push(created);
   await created.ready;
+  const mine = TARGETS.filter((target): target is MainTarget => tracingModeOf(target) === undefined);
   const urls = await Promise.all(
-    TARGETS.map(async (target) => [target, await listen(created.listeners[target])] as const),
+    mine.map(async (target) => [target, await listen(created.listeners[target])] as const),
   );
-  return Object.fromEntries(urls) as Record<Target, string>;
+  return Object.fromEntries(urls) as Record<MainTarget, string>;
 }
 
 async function start(): Promise<Ready> {

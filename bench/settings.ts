@@ -15,6 +15,8 @@ export interface Settings {
   curveSeconds: number;
   /** Measure the service process's RSS after 1,000 requests (BENCH_RSS=0 skips it). */
   memory: boolean;
+  /** Run the tracing processes' targets (get only; BENCH_TRACING=0 skips them). */
+  tracing: boolean;
 }
 
 /**
@@ -49,6 +51,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     // No warm-up there: the floor has little to warm, and the median over rounds absorbs the first.
     curveSeconds: number('BENCH_CURVE_DURATION', 2, 0.5),
     memory: env.BENCH_RSS !== '0',
+    tracing: env.BENCH_TRACING !== '0',
   };
   if (problems.length > 0) throw new Error(`bad benchmark settings:\n  ${problems.join('\n  ')}`);
   return settings;

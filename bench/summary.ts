@@ -29,7 +29,17 @@ export const RATIOS = {
   'rest / sofa': { of: 'rest', to: 'sofa' },
   'rest-redis / rest': { of: 'rest-redis', to: 'rest' },
   'graphql / yoga': { of: 'graphql', to: 'yoga' },
+  // Tracing: each against the same service in a process of the same kind, tracing off.
+  'rest-otel-0 / rest-otel-off': { of: 'rest-otel-0', to: 'rest-otel-off' },
+  'rest-otel-100 / rest-otel-off': { of: 'rest-otel-100', to: 'rest-otel-off' },
+  'graphql-otel-0 / graphql-otel-off': { of: 'graphql-otel-0', to: 'graphql-otel-off' },
+  'graphql-otel-100 / graphql-otel-off': { of: 'graphql-otel-100', to: 'graphql-otel-off' },
 } as const satisfies Record<string, { of: Target; to: Target }>;
+
+/** The traced targets whose cost per request is reported, each against its face's `-otel-off`. */
+export const TRACED = ['rest-otel-0', 'rest-otel-100', 'graphql-otel-0', 'graphql-otel-100'] as const;
+export type Traced = (typeof TRACED)[number];
+const untracedOf = (target: Traced): Target => (target.startsWith('rest') ? 'rest-otel-off' : 'graphql-otel-off');
 export type RatioName = keyof typeof RATIOS | 'p99 rest / p99 floor';
 
 export interface Row {
@@ -82,6 +92,8 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
   const ratios: Partial<Record<StoreName, Record<RatioName, Record<Operation, Spread>>>> = {};
   /** Microseconds a request costs more with its limits in Redis: 1/req/s of rest-redis minus rest's, on `get`. */
   const redisLimiterCostUs: Partial<Record<StoreName, Spread>> = {};
+  /** Microseconds tracing adds to a get, at 0% and 100% sampling: 1/req/s of each minus tracing off's. */
+  const tracingCostUs: Partial<Record<StoreName, Record<Traced, Spread>>> = {};
   for (const store of stores) {
     for (const operation of OPERATIONS) {
       for (const target of targets) {
@@ -111,9 +123,13 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
     );
     ratios[store] = byName;
     const perRequestUs = (run: Run) => 1e6 / run.requestsPerSecond;
-    redisLimiterCostUs[store] = perRound(runs, store, 'get', 'rest-redis', 'rest', perRequestUs, (a, b) => a - b);
+    const minus = (a: number, b: number) => a - b;
+    redisLimiterCostUs[store] = perRound(runs, store, 'get', 'rest-redis', 'rest', perRequestUs, minus);
+    tracingCostUs[store] = Object.fromEntries(
+      TRACED.map((target) => [target, perRound(runs, store, 'get', target, untracedOf(target), perRequestUs, minus)]),
+    ) as Record<Traced, Spread>;
   }
-  return { rows, ratios, redisLimiterCostUs };
+  return { rows, ratios, redisLimiterCostUs, tracingCostUs };
 }
 
 function ratioRow(of: (operation: Operation) => Spread): Record<Operation, Spread> {

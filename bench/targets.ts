@@ -1,9 +1,11 @@
 // The request listeners compared over one repository. They differ only in the layers between
 // node:http and the repository, so their ratios to `floor` are those layers' cost; `rest-redis` differs
-// from `rest` only in where the rate limits count (Redis instead of memory).
+// from `rest` only in where the rate limits count (Redis instead of memory). The tracing processes
+// (tracing-servers.ts) serve `ourService` alone.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useSofa } from '@graphql-yoga/plugin-sofa';
+import type { Tracer } from '@opentelemetry/api';
 import { createYoga } from 'graphql-yoga';
 import { parseConfig } from '../src/config.ts';
 import type { Context, RequestIdentity } from '../src/context.ts';
@@ -14,7 +16,7 @@ import { createMetrics, type Metrics } from '../src/metrics/metrics.ts';
 import { createPetUseCase } from '../src/pets/create-pet.ts';
 import type { NewPet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
-import { createService } from '../src/service.ts';
+import { createService, type Service } from '../src/service.ts';
 import { memoryStoresAround } from './memory-stores.ts';
 import type { Target } from './protocol.ts';
 
@@ -54,8 +56,11 @@ export function floorListener(pets: PetRepository): Listener {
   };
 }
 
+/** The targets of the main servers process (the tracing ones have processes of their own). */
+export type MainTarget = Exclude<Target, `${string}-otel-${string}`>;
+
 export interface Targets {
-  listeners: Record<Target, Listener>;
+  listeners: Record<MainTarget, Listener>;
   /** Resolves once `rest-redis` counts in Redis (it starts counting in memory while it connects). */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -72,22 +77,34 @@ async function countingInRedis(metrics: Metrics): Promise<void> {
   }
 }
 
+export interface OurServiceOptions {
+  /** Over the bench's environment (the key, limits that never trip). */
+  env?: Record<string, string>;
+  metrics?: Metrics;
+  /** Tracing on (a tracing process): GraphQL spans, server spans named by route, trace ids in logs. */
+  tracer?: Tracer;
+}
+
+/** Our service over the pets, with the key the load generator sends, as main.ts composes it. */
+export function ourService(pets: PetRepository, apiKey: string, options: OurServiceOptions = {}): Service {
+  // One key drives all the load: the limits themselves stay on the path, but never trip.
+  const environment = { API_KEYS: apiKey, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_BURST: '1000000' };
+  return createService({
+    config: parseConfig({ ...environment, ...options.env }),
+    stores: memoryStoresAround(pets),
+    // Level info to a real (if discarded) destination: the access log is part of what users run.
+    logger: createLogger('info', '/dev/null', { traceContext: options.tracer !== undefined }),
+    metrics: options.metrics ?? createMetrics(),
+    ...(options.tracer ? { tracer: options.tracer } : {}),
+  });
+}
+
 /** All of them over one repository; our services get the key the load generator sends. */
 export function createTargets(pets: PetRepository, apiKey: string, redisUrl: string): Targets {
   const stores = memoryStoresAround(pets);
-  // One key drives all the load: the limits themselves stay on the path, but never trip.
-  const environment = { API_KEYS: apiKey, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_BURST: '1000000' };
-  const ourService = (env: Record<string, string>, metrics: Metrics) =>
-    createService({
-      config: parseConfig(env),
-      stores,
-      // Level info to a real (if discarded) destination: the access log is part of what users run.
-      logger: createLogger('info', '/dev/null'),
-      metrics,
-    });
-  const service = ourService(environment, createMetrics());
+  const service = ourService(pets, apiKey);
   const redisMetrics = createMetrics();
-  const redisService = ourService({ ...environment, REDIS_URL: redisUrl }, redisMetrics);
+  const redisService = ourService(pets, apiKey, { env: { REDIS_URL: redisUrl }, metrics: redisMetrics });
   // The peers get the same schema and the context our resolvers read, and nothing else.
   const records = stores.idempotencyRecords;
   const createPet = createPetUseCase(pets, createIdempotentCreates({ pets, records, retentionMs: 3_600_000 }));

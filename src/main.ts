@@ -10,6 +10,9 @@ import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { createService, type Service } from './service.ts';
 import { createMongoStores } from './stores.ts';
+import { logTracingProblems } from './telemetry/diagnostics.ts';
+import { runningTracing } from './telemetry/running.ts';
+import { TRACING_FLUSH_DEADLINE_MS, tracingRequested } from './telemetry/settings.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -17,7 +20,15 @@ if (!loaded.ok) {
   process.exit(1);
 }
 const config = loaded.config;
-const logger = createLogger(config.LOG_LEVEL);
+// Started by `node --import=./dist/telemetry/register.js` (npm start) when OTEL_* says where spans go.
+const tracing = runningTracing();
+const logger = createLogger(config.LOG_LEVEL, 1, { traceContext: tracing !== undefined });
+if (tracing) logTracingProblems(logger);
+else if (tracingRequested(process.env)) {
+  logger.warn(
+    'an OTLP endpoint is set (OTEL_EXPORTER_OTLP_*ENDPOINT) but nothing is traced: start with npm start (node --import=./dist/telemetry/register.js)',
+  );
+}
 
 let embedded: EmbeddedDatabase | undefined;
 let database: Database | undefined;
@@ -47,6 +58,15 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   const logFailure = (what: string) => (error: unknown) => logger.error({ err: error }, `${what} failed`);
   // After the drain: the service's GraphQL server, key sync and Redis client (REDIS_URL).
   await service?.close().catch(logFailure('closing the service'));
+  // The drained requests' spans are queued by now: export them, but a Collector that is down or
+  // frozen never holds the exit past the deadline.
+  const flushed = await tracing?.stop(TRACING_FLUSH_DEADLINE_MS);
+  if (flushed && flushed !== 'flushed') {
+    logger.warn(
+      { outcome: flushed, deadlineMs: TRACING_FLUSH_DEADLINE_MS },
+      'tracing: the last spans were not all exported',
+    );
+  }
   await database?.close().catch(logFailure('closing the database client'));
   await embedded?.stop().catch(logFailure('stopping the embedded database'));
   logger.info({ reason, ms: Math.round(performance.now() - started), exitCode }, 'stopped');
@@ -101,7 +121,7 @@ async function start(): Promise<void> {
   const metrics = createMetrics();
   const stores = await createMongoStores(database, { metrics, logger });
   if (embedded) warnWhenEmbeddedStoreIsLarge(database.db, logger);
-  service = createService({ config: settings, stores, logger, metrics, graphiqlApiKey });
+  service = createService({ config: settings, stores, logger, metrics, graphiqlApiKey, tracer: tracing?.tracer });
   await service.ready;
   // A failed first read was logged by the key sync; this then also says nothing can authenticate yet.
   if (!service.hasUsableKey()) {
@@ -119,7 +139,7 @@ async function start(): Promise<void> {
   // With REDIS_URL, whether Redis answered yet is logged on its own line: listening never waits for it.
   const rateLimits = config.REDIS_URL ? 'redis' : 'memory';
   logger.info(
-    { graphiql: `${origin}/graphql`, rest, docs: `${rest}/docs`, rateLimits },
+    { graphiql: `${origin}/graphql`, rest, docs: `${rest}/docs`, rateLimits, tracing: tracing?.destination ?? 'off' },
     'petstore-gateway is listening',
   );
 }

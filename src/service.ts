@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { createKeyRing } from './auth/api-keys.ts';
 import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
@@ -23,6 +24,7 @@ import { createRestExecutor } from './rest/executor.ts';
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
+import { createRequestTracing } from './telemetry/request-span.ts';
 import { createGraphQLServer, GRAPHQL_ENDPOINT } from './yoga.ts';
 
 export interface ServiceDependencies {
@@ -32,6 +34,8 @@ export interface ServiceDependencies {
   metrics: Metrics;
   /** Pre-filled in GraphiQL's Headers tab: only for a generated development key on loopback. */
   graphiqlApiKey?: string;
+  /** Set while tracing (register.ts started it): server spans named by route, GraphQL spans. */
+  tracer?: Tracer;
 }
 
 export interface Service {
@@ -48,7 +52,7 @@ export interface Service {
 }
 
 /** Execution, shared by both faces: Yoga with the resolvers' context, and the REST executor over its envelop. */
-function createExecution({ config, stores, logger, metrics }: ServiceDependencies) {
+function createExecution({ config, stores, logger, metrics, tracer }: ServiceDependencies) {
   const idempotentCreates = createIdempotentCreates({
     pets: stores.pets,
     records: stores.idempotencyRecords,
@@ -61,6 +65,7 @@ function createExecution({ config, stores, logger, metrics }: ServiceDependencie
     logger,
     maxListItems: config.MAX_GRAPHQL_LIST_ITEMS,
     metrics,
+    tracer,
   });
   const basePath = config.REST_BASE_PATH;
   const rest = createRestExecutor({
@@ -87,7 +92,7 @@ function createExecution({ config, stores, logger, metrics }: ServiceDependencie
 
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(dependencies: ServiceDependencies): Service {
-  const { config, stores, logger, metrics, graphiqlApiKey } = dependencies;
+  const { config, stores, logger, metrics, graphiqlApiKey, tracer } = dependencies;
   const restBasePath = config.REST_BASE_PATH;
   const execution = createExecution(dependencies);
   const keyRing = createKeyRing(config.API_KEYS);
@@ -142,6 +147,7 @@ export function createService(dependencies: ServiceDependencies): Service {
       drain,
       logger,
       metrics,
+      ...(tracer ? { tracing: createRequestTracing() } : {}),
     }),
     metricsListener: createMetricsListener(sendMetrics),
     ready: keySync.firstRead,

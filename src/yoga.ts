@@ -1,4 +1,5 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
+import type { Tracer } from '@opentelemetry/api';
 import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, ServerContext } from './context.ts';
@@ -11,6 +12,7 @@ import { schema } from './graphql/schema/index.ts';
 import { useVariableErrorCodes } from './graphql/variable-errors.ts';
 import { createYogaLogger } from './graphql/yoga-logger.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import { useGraphQLSpans } from './telemetry/graphql-spans.ts';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -20,14 +22,17 @@ export interface GraphQLServerOptions {
   /** Most pets one operation may ask for (see useListSizeLimit). */
   maxListItems: number;
   metrics: Metrics;
+  /** While tracing: parse, validate and execute spans. */
+  tracer?: Tracer;
 }
 
 /**
  * Yoga for GraphQL execution only: the edge in front of it answers health, readiness, GraphiQL and
  * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
  */
-export function createGraphQLServer({ createContext, logger, maxListItems, metrics }: GraphQLServerOptions) {
+export function createGraphQLServer({ createContext, logger, maxListItems, metrics, tracer }: GraphQLServerOptions) {
   const errorLog = createErrorLog(logger);
+  const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
   return createYoga<ServerContext, Context>({
     schema,
     context: createContext,
@@ -46,12 +51,15 @@ export function createGraphQLServer({ createContext, logger, maxListItems, metri
     // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
     plugins: [
       useOperationMetrics(metrics),
+      ...(tracing ? [tracing.spans] : []),
       // Before Yoga's masking (it comes after every plugin here): it sees what the resolvers threw.
       errorLog.plugin,
       ...useQueryLimits(),
       useListSizeLimit({ maxItems: maxListItems }),
       useVariableErrorCodes(),
       useGraphQlJit(),
+      // After the JIT, whose onExecute replaces the execute function without chaining.
+      ...(tracing ? [tracing.activate] : []),
     ],
   });
 }

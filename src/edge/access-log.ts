@@ -1,14 +1,17 @@
 import type { Logger } from 'pino';
 import type { RequestScope } from '../http/request-scope.ts';
+import type { TraceFields } from '../telemetry/log-fields.ts';
 
 /**
  * One JSON line per request once its response is sent (or the client went away), with the request
  * id the client got back. Written here rather than with pino-http, whose child logger and whole
- * request/response serialisation cost more than the rest of the edge.
+ * request/response serialisation cost more than the rest of the edge. While tracing, the request's
+ * trace and server span ids are given explicitly: the line is written from the response's 'close'
+ * event, whose context is not necessarily the request's.
  */
 export function createAccessLog(logger: Logger) {
   const enabled = logger.isLevelEnabled('info');
-  return ({ req, res, id, startedAt, keyId }: RequestScope): void => {
+  return ({ req, res, id, startedAt, keyId }: RequestScope, trace?: TraceFields): void => {
     if (!enabled) return;
     const line = {
       reqId: id,
@@ -18,8 +21,9 @@ export function createAccessLog(logger: Logger) {
       ms: Math.round((performance.now() - startedAt) * 10) / 10,
       keyId: keyId || undefined,
     };
+    const logged = trace ? { ...trace, ...line } : line;
     // A client that hangs up before its answer is routine on the internet, not a server error.
-    if (res.writableFinished) logger.info(line, 'request');
-    else logger.info({ ...line, status: undefined }, 'client closed the connection before the response');
+    if (res.writableFinished) logger.info(logged, 'request');
+    else logger.info({ ...logged, status: undefined }, 'client closed the connection before the response');
   };
 }

@@ -4,6 +4,8 @@ import { ClientClosedError } from '../http/read-body.ts';
 import { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { TraceFields } from '../telemetry/log-fields.ts';
+import type { RequestTracing } from '../telemetry/request-span.ts';
 import { createAccessLog } from './access-log.ts';
 import type { Admission } from './authenticate.ts';
 import type { Drain } from './drain.ts';
@@ -17,6 +19,8 @@ export interface EdgeOptions {
   drain: Drain;
   logger: Logger;
   metrics: Metrics;
+  /** Only while tracing: names each server span after its route; its ids go in the access log. */
+  tracing?: RequestTracing;
 }
 
 /**
@@ -24,7 +28,7 @@ export interface EdgeOptions {
  * the drain's bookkeeping; then the route table: the key and rate limits on routes that need them,
  * 405 for a method the route lacks, and the route's handler.
  */
-export function createEdgeListener({ routes, fallback, authenticate, drain, logger, metrics }: EdgeOptions) {
+export function createEdgeListener({ routes, fallback, authenticate, drain, logger, metrics, tracing }: EdgeOptions) {
   const table = createRouteTable(routes, fallback);
   const accessLog = createAccessLog(logger);
 
@@ -46,14 +50,15 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
     // A client that left mid-request is in the access log already; there is no one to answer.
     if (error instanceof ClientClosedError) return void scope.res.destroy();
     logger.error({ err: error, reqId: scope.id }, 'unexpected error at the edge');
+    tracing?.failed(error);
     if (scope.res.headersSent) return void scope.res.destroy();
     sendError(scope.res, scope.face, { status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' });
   }
 
-  function finish(route: Route, scope: RequestScope): void {
+  function finish(route: Route, scope: RequestScope, trace: TraceFields | undefined): void {
     const { req, res } = scope;
     drain.done(res);
-    if (!route.quiet) accessLog(scope);
+    if (!route.quiet) accessLog(scope, trace);
     // 499 (nginx's "client closed request"): the client left before its response was complete.
     const status = res.writableFinished ? res.statusCode : 499;
     metrics.observeRequest(route.label, req.method ?? '', status, (performance.now() - scope.startedAt) / 1000);
@@ -65,11 +70,13 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
     drain.track(res);
     const route = table.find(scope);
     scope.face = route.face;
+    // The fallback's label names no route: its span keeps the bare method, as OpenTelemetry asks.
+    const trace = tracing?.routed(scope.method, route === fallback ? undefined : route.label);
     // OWASP's REST headers: no answer is sniffed into another type, and none that needs a key is cached.
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (route.access === 'key') res.setHeader('Cache-Control', 'no-store');
     if (route.headers) for (const name in route.headers) res.setHeader(name, route.headers[name] as string);
-    res.once('close', () => finish(route, scope));
+    res.once('close', () => finish(route, scope, trace));
     try {
       const pending = serve(route, scope);
       if (pending instanceof Promise) pending.catch((error: unknown) => fail(scope, error));

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Tracer } from '@opentelemetry/api';
 import { type Logger, pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -53,6 +54,8 @@ export interface TestServerOptions {
   redisUrl?: string;
   /** TRUST_PROXY, as the environment would give it (`loopback`, `10.0.0.0/8, 192.168.1.7`). */
   trustProxy?: string;
+  /** Tracing on, as register.ts turns it on for the service (see support/traced-process.ts). */
+  tracer?: Tracer;
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
@@ -107,6 +110,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     stores: options.wrapStores ? options.wrapStores(stores) : stores,
     logger,
     metrics,
+    ...(options.tracer ? { tracer: options.tracer } : {}),
   });
   await service.ready;
   const { http, baseUrl } = await listenOnLoopback(service.listener);

@@ -1,0 +1,65 @@
+import { createRequire } from 'node:module';
+import { trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { createInstrumentations } from './instrumentations.ts';
+import { type FlushOutcome, type RunningTracing, setRunningTracing } from './running.ts';
+import { DEFAULT_SERVICE_NAME } from './settings.ts';
+
+export interface TracingOptions {
+  /** Where finished spans go; by default batched (OTEL_BSP_*) to OTLP over HTTP (OTEL_EXPORTER_OTLP_*). */
+  spanProcessors?: SpanProcessor[];
+}
+
+/** The endpoint's origin for the log: a URL may carry credentials, its headers certainly do. */
+function destinationOf(env: NodeJS.ProcessEnv): string {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint) return 'in-process';
+  try {
+    return new URL(endpoint).origin;
+  } catch {
+    return 'an unparsable OTLP endpoint';
+  }
+}
+
+function stopWithin(provider: NodeTracerProvider, deadlineMs: number): Promise<FlushOutcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<FlushOutcome>((resolve) => {
+    timer = setTimeout(resolve, deadlineMs, 'timed out');
+  });
+  const stopped = provider.shutdown().then(
+    (): FlushOutcome => 'flushed',
+    (): FlushOutcome => 'failed',
+  );
+  return Promise.race([stopped, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The SDK without @opentelemetry/sdk-node, which loads gRPC, metrics, logs, Prometheus and Zipkin
+ * exporters whether used or not (see the README's decisions): a tracer provider reading the standard
+ * variables (sampler, batch, resource), W3C trace context, and the two instrumentations.
+ */
+export function startTracing({ spanProcessors }: TracingOptions = {}): RunningTracing {
+  const provider = new NodeTracerProvider({
+    resource: defaultResource()
+      .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
+      .merge(detectResources({ detectors: [envDetector] })),
+    spanProcessors: spanProcessors ?? [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  // AsyncLocalStorage for the active span; traceparent/tracestate (and baggage) read on the way in.
+  provider.register();
+  registerInstrumentations({ tracerProvider: provider, instrumentations: createInstrumentations() });
+  // http.Server.prototype.emit is patched when node:http is next required: now, so it does not
+  // depend on which module happens to require it first, nor on the ESM loader hook.
+  createRequire(import.meta.url)('node:http');
+  const running: RunningTracing = {
+    tracer: trace.getTracer(DEFAULT_SERVICE_NAME),
+    destination: destinationOf(process.env),
+    stop: (deadlineMs) => stopWithin(provider, deadlineMs),
+  };
+  setRunningTracing(running);
+  return running;
+}
