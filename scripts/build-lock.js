@@ -32,28 +32,68 @@ function abandoned(/** @type {string} */ lock) {
 }
 
 /**
+ * Takes `lock` (a directory with our pid in it) when free, or when its holder died; false while a
+ * live process holds it.
+ * @param {string} lock
+ */
+function tryTake(lock) {
+  for (;;) {
+    try {
+      mkdirSync(lock);
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw error;
+      if (!abandoned(lock)) return false;
+      rmSync(lock, { recursive: true, force: true });
+      continue;
+    }
+    try {
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+    } catch (error) {
+      rmSync(lock, { recursive: true, force: true });
+      throw error;
+    }
+    return true;
+  }
+}
+
+/** @param {string} dir */
+function lockIn(dir) {
+  mkdirSync(dir, { recursive: true });
+  return join(dir, '.build-lock');
+}
+
+/**
  * Runs `work` holding `<dir>/.build-lock`: two starts at once (tests, a second terminal) would otherwise
  * both compile into dist/ while the first one's service is already loading it.
  * @param {string} dir @param {() => void} work
  */
 export function withBuildLock(dir, work) {
-  const lock = join(dir, '.build-lock');
-  mkdirSync(dir, { recursive: true });
+  const lock = lockIn(dir);
   const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch (error) {
-      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw error;
-      if (abandoned(lock)) rmSync(lock, { recursive: true, force: true });
-      else if (Date.now() > deadline) throw new Error(`build: ${lock} is still held after ${WAIT_MS / 1000} s`);
-      else sleep(POLL_MS);
-    }
+  while (!tryTake(lock)) {
+    if (Date.now() > deadline) throw new Error(`build: ${lock} is still held after ${WAIT_MS / 1000} s`);
+    sleep(POLL_MS);
   }
   try {
-    writeFileSync(join(lock, 'pid'), String(process.pid));
     work();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The same lock around asynchronous work (a `go build` in a test process), waiting without blocking
+ * the event loop, until `deadline` (ms since the epoch).
+ * @template T @param {string} dir @param {number} deadline @param {() => Promise<T>} work @returns {Promise<T>}
+ */
+export async function withBuildLockAsync(dir, deadline, work) {
+  const lock = lockIn(dir);
+  while (!tryTake(lock)) {
+    if (Date.now() > deadline) throw new Error(`build: ${lock} is still held by another build`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  try {
+    return await work();
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }

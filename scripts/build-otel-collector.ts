@@ -4,19 +4,15 @@
 // runs stale. Run directly (CI's "otel collector build" step) it prints where the binary is.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { withBuildLockAsync } from './build-lock.js';
 
 const SOURCE = fileURLToPath(new URL('../tools/otelcol/', import.meta.url));
 const BIN = join(SOURCE, 'bin');
 const NAME = 'otelcol';
-/** One build at a time across processes (test files run in parallel workers; 2 cores here). */
-const LOCK = join(BIN, '.build-lock');
-const LOCK_POLL_MS = 250;
-/** A lock directory without its pid file for this long was left by a process that died taking it. */
-const LOCK_ORPHAN_MS = 5_000;
 
 export interface BuildOptions {
   /** Progress lines for people watching a first build. */
@@ -39,46 +35,6 @@ export function otelCollectorBinaryPath(): string {
     hash.update(`${file}\0${content.length}\0`).update(content);
   }
   return join(BIN, `${NAME}-${hash.digest('hex').slice(0, 12)}`);
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** True when the lock's holder is gone: its pid is dead, or it never wrote one. */
-function abandoned(): boolean {
-  try {
-    return !alive(Number(readFileSync(join(LOCK, 'pid'), 'utf8')));
-  } catch {
-    try {
-      return Date.now() - statSync(LOCK).mtimeMs > LOCK_ORPHAN_MS;
-    } catch {
-      return false;
-    }
-  }
-}
-
-/** Takes the lock directory (with our pid in it); a lock whose holder died is taken over. */
-async function lock(deadline: number): Promise<() => void> {
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      writeFileSync(join(LOCK, 'pid'), String(process.pid));
-      return () => rmSync(LOCK, { recursive: true, force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    if (abandoned()) rmSync(LOCK, { recursive: true, force: true });
-    else if (Date.now() > deadline) throw new Error(`otel collector build: ${LOCK} is still held by another build`);
-    else await sleep(LOCK_POLL_MS);
-  }
 }
 
 /** Leaves only the current binary: each source change would otherwise leave ~30 MB behind. */
@@ -135,9 +91,8 @@ export function buildOtelCollector(options: BuildOptions = {}): Promise<string> 
 
 async function build(binary: string, { log = () => {}, timeoutMs = 600_000 }: BuildOptions): Promise<string> {
   const deadline = Date.now() + timeoutMs;
-  mkdirSync(BIN, { recursive: true });
-  const unlock = await lock(deadline);
-  try {
+  // One build at a time across processes (test files run in parallel workers), with build.js's lock.
+  return withBuildLockAsync(BIN, deadline, async () => {
     // Another process may have built it while we waited for the lock.
     if (existsSync(binary)) return binary;
     log(
@@ -150,9 +105,7 @@ async function build(binary: string, { log = () => {}, timeoutMs = 600_000 }: Bu
     pruneOthers(binary);
     log(`OpenTelemetry Collector built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return binary;
-  } finally {
-    unlock();
-  }
+  });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
