@@ -1,9 +1,9 @@
 // A real redis-server of the caller's own (Debian's package), for the tests and the benchmark: on a
 // free loopback port, nothing written to disk, started within a deadline, and never outliving its
 // starter. It may be frozen (SIGSTOP), thawed, killed like a crash and started again on its port.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { freePort } from './free-port.ts';
+import { exited, spawnTied } from './tied-process.ts';
 
 export interface RedisServer {
   /** redis://127.0.0.1:PORT */
@@ -26,30 +26,11 @@ export interface RedisServer {
 const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 const START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
-// util-linux: asks the kernel to kill redis-server when its parent dies, however it dies.
-const SETPRIV = '/usr/bin/setpriv';
-
-/** Every server this process started and has not seen exit: killed on exit whatever happened. */
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => child.once('exit', () => done()));
-}
-
 /** Starts redis-server on `port` and resolves once it accepts connections; rejects with its output otherwise. */
 function spawnRedis(port: number): Promise<ChildProcess> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   args.push('--daemonize', 'no', '--loglevel', 'notice');
-  const [command, argv] = existsSync(SETPRIV)
-    ? [SETPRIV, ['--pdeathsig', 'KILL', '--', REDIS_SERVER, ...args]]
-    : [REDIS_SERVER, args];
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  const child = spawnTied(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     const fail = (why: string) => {

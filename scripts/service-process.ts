@@ -98,6 +98,18 @@ function readOutput(child: ChildProcess, log: string[], echo: ServiceOptions['ec
   });
 }
 
+/** The service's JSON log lines among the output kept in `log` (pino: `time` in ms, `msg`, fields). */
+export function logEntries<Entry = { time: number; msg: string } & Record<string, unknown>>(log: string[]): Entry[] {
+  return log.flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as Entry];
+    } catch {
+      return [];
+    }
+  });
+}
+
 function listeningOrigin(line: string): string | undefined {
   if (!line.startsWith('{')) return undefined;
   try {

@@ -7,7 +7,7 @@ import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../scripts/free-port.ts';
 import { type RedisServer, startRedisServer } from '../scripts/redis-server.ts';
-import { type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
+import { logEntries, type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
 import { type Balancer, startBalancer } from './support/haproxy.ts';
 import { runKeys } from './support/keys-command.ts';
@@ -174,14 +174,15 @@ describe.skipIf(needs.skip)(needs.title('a fleet of three instances behind HAPro
     const frozen = acceptedPerSecond(2_500, 6_000);
     const after = acceptedPerSecond(7_000, 10_000);
     const sharedAgain = [...fleet.instances.values()].map((instance) => {
-      const line = logLines(instance).find(
+      const line = logEntries(instance.log).find(
         (entry) => entry.time >= thawedAt && /shared by the instances again/.test(entry.msg),
       );
       return line ? line.time - thawedAt : Number.POSITIVE_INFINITY;
     });
     const warnings = [...fleet.instances.values()].map(
       (instance) =>
-        logLines(instance).filter((entry) => entry.time >= frozenAt && /Redis does not answer/.test(entry.msg)).length,
+        logEntries(instance.log).filter((entry) => entry.time >= frozenAt && /Redis does not answer/.test(entry.msg))
+          .length,
     );
     const ms = outcomes.map((outcome) => outcome.ms);
     console.info(
@@ -275,18 +276,6 @@ describe.skipIf(needs.skip)(needs.title('a fleet of three instances behind HAPro
     expect(alive([...fleet.pids, ...underNode])).toEqual([]);
   });
 });
-
-/** The instance's JSON log lines (pino: `time` in ms since the epoch). */
-function logLines(instance: ServiceProcess): { time: number; msg: string }[] {
-  return instance.log.flatMap((line) => {
-    if (!line.startsWith('{')) return [];
-    try {
-      return [JSON.parse(line) as { time: number; msg: string }];
-    } catch {
-      return [];
-    }
-  });
-}
 
 function countBy(values: (number | undefined)[]): Record<string, number> {
   const counts: Record<string, number> = {};

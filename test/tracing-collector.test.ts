@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
+import { logEntries, type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { TRACING_FLUSH_DEADLINE_MS } from '../src/telemetry/settings.ts';
 import { type CollectedSpan, type Collector, OTEL_COLLECTOR, startCollector } from './support/otel-collector.ts';
 import { requiring } from './support/required-tools.ts';
@@ -35,15 +35,8 @@ function ancestry(span: CollectedSpan, spans: CollectedSpan[]): CollectedSpan[] 
   return chain;
 }
 
-function logLines(): { msg?: string; trace_id?: string; url?: string }[] {
-  return service.log.flatMap((line) => {
-    try {
-      return line.startsWith('{') ? [JSON.parse(line)] : [];
-    } catch {
-      return [];
-    }
-  });
-}
+/** What the service has logged so far. */
+const logLines = () => logEntries<{ msg?: string; trace_id?: string; url?: string }>(service.log);
 
 beforeAll(async () => {
   if (needs.skip) return;

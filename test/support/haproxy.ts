@@ -1,13 +1,13 @@
 // Debian's HAProxy in front of a fleet, as production runs one: round robin, health checks on
 // `GET /ready`, no retries (as an L4 balancer or a Kubernetes Service: a refused connection is a
 // failed request). Started and stopped by the test; the kernel kills it if the test process dies.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../../scripts/free-port.ts';
+import { exited, spawnTied } from '../../scripts/tied-process.ts';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const START_DEADLINE_MS = 10_000;
@@ -93,26 +93,18 @@ function serverStates(csv: string): Record<string, string> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-}
-
 export async function startBalancer(options: BalancerOptions): Promise<Balancer> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-haproxy-'));
   const port = await freePort();
   const configPath = join(dir, 'haproxy.cfg');
   writeFileSync(configPath, configuration(dir, port, options));
   const socketPath = join(dir, 'admin.sock');
-  // -db: in the foreground, logging to stderr. setpriv: SIGKILL when its parent dies, however it dies.
-  const child = spawn('setpriv', ['--pdeathsig', 'SIGKILL', HAPROXY, '-db', '-f', configPath], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // -db: in the foreground, logging to stderr.
+  const child = spawnTied(HAPROXY, ['-db', '-f', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
+  // Piped (stdio above), so both streams exist.
   for (const stream of [child.stdout, child.stderr])
-    createInterface({ input: stream }).on('line', (line) => log.push(line));
+    createInterface({ input: stream as NodeJS.ReadableStream }).on('line', (line) => log.push(line));
 
   const states = async () => serverStates(await adminCommand(socketPath, 'show stat'));
   const stop = async () => {

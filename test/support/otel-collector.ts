@@ -3,13 +3,14 @@
 // received from the debug exporter's `verbosity: detailed` text. It never outlives the test process
 // (setpriv --pdeathsig), and it may be frozen (SIGSTOP) to play a Collector that accepts connections
 // but never answers.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { buildOtelCollector, otelCollectorBinaryPath } from '../../scripts/build-otel-collector.ts';
 import { freePort } from '../../scripts/free-port.ts';
+import { exited, spawnTied } from '../../scripts/tied-process.ts';
 import type { Requirement } from './required-tools.ts';
 
 /** An attribute as the debug exporter prints it (`Str(..)`, `Int(..)`, `Bool(..)`, `Slice(..)`...), decoded. */
@@ -83,7 +84,6 @@ const START_DEADLINE_MS = 15_000;
 const STOP_DEADLINE_MS = 1_000;
 const DEFAULT_WAIT_MS = 10_000;
 const FREEZE_DEADLINE_MS = 2_000;
-const SETPRIV = '/usr/bin/setpriv';
 
 /** A built Collector, or Go to build one (CI builds it in its "otel collector build" step). */
 export const OTEL_COLLECTOR: Requirement = {
@@ -404,12 +404,6 @@ export function parseDebugOutput(text: string): CollectedSpan[] {
 
 // --- the process --------------------------------------------------------------------------------------
 
-/** Every Collector this process started and has not seen exit: killed on exit whatever happened. */
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Whether every thread of `pid` is stopped (state T in /proc), or the process is gone. */
@@ -429,11 +423,6 @@ function allThreadsStopped(pid: number): boolean {
       return true;
     }
   });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => child.once('exit', () => done()));
 }
 
 /** Any HTTP answer on the OTLP path (405 to a GET) means the receiver, and so the pipeline, is up. */
@@ -461,13 +450,7 @@ async function spawnCollector(binary: string): Promise<Started> {
   const configPath = join(dir, 'config.yaml');
   writeFileSync(configPath, configuration(port));
   const args = [`--config=file:${configPath}`];
-  // setpriv: SIGKILL when its parent dies, however it dies (it execs the Collector: one pid).
-  const [command, argv] = existsSync(SETPRIV)
-    ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', binary, ...args]]
-    : [binary, args];
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  const child = spawnTied(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => {
     log.push(line);
