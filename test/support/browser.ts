@@ -1,20 +1,18 @@
 /** Headless Chromium for the tests that drive the service's pages as a user would. */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { CHROMIUM, requiring } from './required-tools.ts';
 
-// Debian's chromium (apt-get install -y chromium); playwright's own download needs internet we don't have.
-const CHROMIUM = '/usr/bin/chromium';
+const needs = requiring(CHROMIUM);
 // Locally a missing browser is a skip; in CI it must fail, so the check can't silently vanish.
-export const SKIP_BROWSER = !existsSync(CHROMIUM) && process.env.CI !== 'true';
+export const SKIP_BROWSER = needs.skip;
 
 /** The title of a browser suite, saying why when it is skipped. */
 export function browserSuite(title: string): string {
-  return SKIP_BROWSER
-    ? `${title} in headless Chromium (SKIPPED: ${CHROMIUM} missing; apt-get install -y chromium)`
-    : `${title} in headless Chromium`;
+  return needs.title(`${title} in headless Chromium`);
 }
 
 /** Chromium for a describe block: launched in beforeAll, closed in afterAll; call the result in tests. */
@@ -22,7 +20,7 @@ export function useBrowser(): () => Browser {
   let browser: Browser | undefined;
   beforeAll(async () => {
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM.path,
       args: [
         '--headless',
         '--no-sandbox',

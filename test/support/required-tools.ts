@@ -8,12 +8,15 @@ export interface Requirement {
 }
 
 /** A Debian package a suite starts for real, by the path CI's `apt-get install` puts it at. */
-const debianTool = (path: string, aptPackage: string): Requirement => ({
+const debianTool = (path: string, aptPackage: string): Requirement & { path: string } => ({
+  path,
   present: () => existsSync(path),
   missing: `${path} missing`,
   fix: `apt-get install -y ${aptPackage}`,
 });
 
+// Debian's chromium: playwright's own download needs internet we don't have.
+export const CHROMIUM = debianTool('/usr/bin/chromium', 'chromium');
 export const REDIS_SERVER = debianTool('/usr/bin/redis-server', 'redis-server');
 export const HAPROXY = debianTool('/usr/sbin/haproxy', 'haproxy');
 /** Mounting a tmpfs (CAP_SYS_ADMIN): CI runs as root. */
