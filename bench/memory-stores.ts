@@ -37,6 +37,7 @@ export function memoryStoresAround(pets: PetRepository): Stores {
     pets,
     idempotencyRecords: createMemoryIdempotencyStore(),
     issuedKeys: { active: async () => [], recordUse: async () => {} },
+    persistedDocuments: { ids: async () => [], find: async () => null },
     ping: async () => {},
   };
 }

@@ -80,6 +80,9 @@ const envSchema = z
     REDIS_URL: redisUrl.optional(),
     // Unset: the client address is the socket's peer. Set: the proxies whose X-Forwarded-For is believed.
     TRUST_PROXY: trustedProxies.default([]),
+    // Who may send GraphQL documents of their own: everyone (off), everyone but logged (log), or only
+    // API_KEYS keys and keys issued with --allow-arbitrary-documents (enforce). Ids work in every mode.
+    TRUSTED_DOCUMENTS: z.enum(['off', 'log', 'enforce']).default('off'),
     // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     METRICS_HOST: z.string().min(1).optional(),

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createApiKeyStore, ensureApiKeyIndexes } from './auth/api-key-store.ts';
 import type { IssuedKeySource } from './auth/issued-keys-sync.ts';
 import type { Database } from './db/mongo.ts';
+import { createPersistedDocumentStore, type PublishedDocumentSource } from './documents/persisted-document-store.ts';
 import {
   createIdempotencyStore,
   ensureIdempotencyIndexes,
@@ -22,6 +23,8 @@ export interface Stores {
   idempotencyRecords: IdempotencyStore;
   /** The issued API keys the service accepts beside API_KEYS, and where their last use is written. */
   issuedKeys: IssuedKeySource;
+  /** The trusted documents clients may send by id (`npm run documents -- publish`). */
+  persistedDocuments: PublishedDocumentSource;
   /** Resolves when the store answers (GET /ready); honours the signal. */
   ping(signal: AbortSignal): Promise<void>;
 }
@@ -54,6 +57,7 @@ export async function createMongoStores(
     }),
     idempotencyRecords: createIdempotencyStore(db, { onDatabaseUnavailable }),
     issuedKeys: createApiKeyStore(db),
+    persistedDocuments: createPersistedDocumentStore(db),
     ping: database.ping,
   };
 }

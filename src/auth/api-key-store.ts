@@ -19,13 +19,16 @@ export interface ApiKeyRecord {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** May send GraphQL documents of its own while TRUSTED_DOCUMENTS=enforce (GraphiQL users, internal tools). */
+  allowArbitraryDocuments: boolean;
 }
 
-/** What the service needs to recognise a key: its digest, its id and its expiry. */
+/** What the service needs to recognise a key: its digest, its id, its expiry and what it may send. */
 export interface ActiveKey {
   id: string;
   digest: string;
   expiresAt: Date | null;
+  allowArbitraryDocuments: boolean;
 }
 
 interface ApiKeyDocument {
@@ -37,6 +40,8 @@ interface ApiKeyDocument {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** Absent on keys issued before trusted documents: those may not send documents of their own. */
+  allowArbitraryDocuments?: boolean;
 }
 
 export type RevokeOutcome =
@@ -50,7 +55,8 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-function toRecord({ _id, name, createdAt, expiresAt, revokedAt, lastUsedAt }: ApiKeyDocument): ApiKeyRecord {
+function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
+  const { _id, name, createdAt, expiresAt, revokedAt, lastUsedAt, allowArbitraryDocuments } = doc;
   return {
     id: _id,
     name,
@@ -58,6 +64,7 @@ function toRecord({ _id, name, createdAt, expiresAt, revokedAt, lastUsedAt }: Ap
     expiresAt: expiresAt ?? null,
     revokedAt: revokedAt ?? null,
     lastUsedAt: lastUsedAt ?? null,
+    allowArbitraryDocuments: allowArbitraryDocuments === true,
   };
 }
 
@@ -84,8 +91,17 @@ export async function ensureApiKeyIndexes(db: Db): Promise<void> {
   );
 }
 
+/** What `keys create` asks for. */
+export interface NewKeyInput {
+  name: string;
+  expiresInDays?: number;
+  /** Default false: an issued key runs only published documents while TRUSTED_DOCUMENTS=enforce. */
+  allowArbitraryDocuments?: boolean;
+  now?: Date;
+}
+
 /** A new key and the document that records it; RangeError for a bad name or expiry. */
-function newKey(input: { name: string; expiresInDays?: number; now?: Date }): { key: string; doc: ApiKeyDocument } {
+function newKey(input: NewKeyInput): { key: string; doc: ApiKeyDocument } {
   const problem = keyNameProblem(input.name);
   if (problem) throw new RangeError(problem);
   const days = input.expiresInDays;
@@ -102,6 +118,7 @@ function newKey(input: { name: string; expiresInDays?: number; now?: Date }): { 
     expiresAt: days === undefined ? null : new Date(createdAt.getTime() + days * DAY_MS),
     revokedAt: null,
     lastUsedAt: null,
+    allowArbitraryDocuments: input.allowArbitraryDocuments === true,
   };
   return { key, doc };
 }
@@ -114,7 +131,7 @@ export function createApiKeyStore(db: Db) {
   const keys: Collection<ApiKeyDocument> = db.collection<ApiKeyDocument>(API_KEYS_COLLECTION);
 
   /** Stores a new key's digest and returns the key: the only time it exists outside its holder. */
-  async function issue(input: { name: string; expiresInDays?: number; now?: Date }) {
+  async function issue(input: NewKeyInput) {
     const { key, doc } = newKey(input);
     await bounded((signal) => keys.insertOne(doc, withSignal({}, signal)));
     return { key, record: toRecord(doc) };
@@ -138,9 +155,14 @@ export function createApiKeyStore(db: Db) {
 
   /** Keys not revoked, expired ones included: expiry is checked on every request, to the millisecond. */
   async function active(): Promise<ActiveKey[]> {
-    const projection = { _id: 1, digest: 1, expiresAt: 1 };
+    const projection = { _id: 1, digest: 1, expiresAt: 1, allowArbitraryDocuments: 1 };
     const docs = await bounded((signal) => keys.find({ revokedAt: null }, { projection, signal }).toArray());
-    return docs.map(({ _id, digest, expiresAt }) => ({ id: _id, digest, expiresAt: expiresAt ?? null }));
+    return docs.map(({ _id, digest, expiresAt, allowArbitraryDocuments }) => ({
+      id: _id,
+      digest,
+      expiresAt: expiresAt ?? null,
+      allowArbitraryDocuments: allowArbitraryDocuments === true,
+    }));
   }
 
   /** Moves each key's last use forward (never back: another instance may have written a later one). */
