@@ -56,6 +56,8 @@ export interface TestServerOptions {
   trustProxy?: string;
   /** Tracing on, as register.ts turns it on for the service (see support/traced-process.ts). */
   tracer?: Tracer;
+  /** TRUSTED_DOCUMENTS: off (the default), log or enforce. API_KEY and OTHER_API_KEY may send any document. */
+  trustedDocuments?: 'off' | 'log' | 'enforce';
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
@@ -79,6 +81,7 @@ function configOf(options: TestServerOptions) {
     METRICS_PORT: options.metricsOnMainPort === false ? '9' : undefined,
     REDIS_URL: options.redisUrl,
     TRUST_PROXY: options.trustProxy,
+    TRUSTED_DOCUMENTS: options.trustedDocuments,
   });
 }
 
