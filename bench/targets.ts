@@ -115,6 +115,8 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
     clientGone: () => false,
     setResponseHeader: () => {},
     headerValues: () => undefined,
+    arbitraryDocuments: true,
+    documentId: '',
   };
   const context = (): Context => ({ pets, createPet, identity });
   const sofa = createYoga({ schema, context, plugins: [useSofa({ basePath: SOFA_BASE_PATH })] });

@@ -10,6 +10,10 @@ export interface RequestIdentity extends CreateRequest {
   face: Face;
   /** Adds a header to the response, whichever face writes it (a replay says so). */
   setResponseHeader(name: string, value: string): void;
+  /** Whether the key may send GraphQL documents of its own (TRUSTED_DOCUMENTS=enforce asks). */
+  readonly arbitraryDocuments: boolean;
+  /** The published document the request ran by id (`sha256:…`), '' for a document sent whole. */
+  documentId: string;
 }
 
 /** Yoga's server context: the edge passes the request's identity under this one name. */

@@ -5,6 +5,7 @@ import { createKeyRing } from './auth/api-keys.ts';
 import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
 import { type Config, rateLimitsOf } from './config.ts';
 import { createContextFactory } from './context.ts';
+import { createPublishedDocuments } from './documents/published-documents.ts';
 import { createAuthentication } from './edge/authenticate.ts';
 import { clientAddressOf } from './edge/client-address.ts';
 import { createDrain } from './edge/drain.ts';
@@ -42,7 +43,7 @@ export interface Service {
   listener: (req: IncomingMessage, res: ServerResponse) => void;
   /** GET /metrics without authentication, for a listener on a private port (METRICS_PORT). */
   metricsListener: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Settles once the issued keys were read for the first time: listen after it. */
+  /** Settles once the issued keys and the published document ids were read for the first time: listen after it. */
   ready: Promise<void>;
   /** Whether any key, configured or issued, would authenticate now (as far as the last read knows). */
   hasUsableKey(): boolean;
@@ -60,11 +61,17 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
     onReplay: metrics.countIdempotentReplay,
   });
   const stopPurging = schedulePurge(idempotentCreates, logger);
+  const documents = createPublishedDocuments({
+    store: stores.persistedDocuments,
+    logger,
+    onDatabaseError: metrics.countDatabaseError,
+  });
   const yoga = createGraphQLServer({
     createContext: createContextFactory(stores.pets, createPetUseCase(stores.pets, idempotentCreates)),
     logger,
     maxListItems: config.MAX_GRAPHQL_LIST_ITEMS,
     metrics,
+    trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
     tracer,
   });
   const basePath = config.REST_BASE_PATH;
@@ -83,8 +90,11 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
   return {
     rest,
     graphql,
+    /** Settles once the published ids were read for the first time. */
+    ready: documents.firstRead,
     close: async () => {
       stopPurging();
+      documents.stop();
       await yoga.dispose();
     },
   };
@@ -150,7 +160,7 @@ export function createService(dependencies: ServiceDependencies): Service {
       ...(tracer ? { tracing: createRequestTracing() } : {}),
     }),
     metricsListener: createMetricsListener(sendMetrics),
-    ready: keySync.firstRead,
+    ready: Promise.all([keySync.firstRead, execution.ready]).then(() => undefined),
     hasUsableKey: keyRing.hasUsableKey,
     drain: drain.start,
     close: async () => {

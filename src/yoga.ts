@@ -3,12 +3,14 @@ import type { Tracer } from '@opentelemetry/api';
 import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, ServerContext } from './context.ts';
+import type { PublishedDocuments } from './documents/published-documents.ts';
 import { createErrorLog } from './graphql/error-log.ts';
 import { useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
 import { useOperationMetrics } from './graphql/operation-metrics.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
 import { schema } from './graphql/schema/index.ts';
+import { type TrustedDocumentsMode, useTrustedDocuments } from './graphql/trusted-documents.ts';
 import { useVariableErrorCodes } from './graphql/variable-errors.ts';
 import { createYogaLogger } from './graphql/yoga-logger.ts';
 import type { Metrics } from './metrics/metrics.ts';
@@ -22,6 +24,8 @@ export interface GraphQLServerOptions {
   /** Most pets one operation may ask for (see useListSizeLimit). */
   maxListItems: number;
   metrics: Metrics;
+  /** The published documents clients may name by id, and who may send documents of their own. */
+  trustedDocuments: { mode: TrustedDocumentsMode; documents: PublishedDocuments };
   /** While tracing: parse, validate and execute spans. */
   tracer?: Tracer;
 }
@@ -30,7 +34,8 @@ export interface GraphQLServerOptions {
  * Yoga for GraphQL execution only: the edge in front of it answers health, readiness, GraphiQL and
  * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
  */
-export function createGraphQLServer({ createContext, logger, maxListItems, metrics, tracer }: GraphQLServerOptions) {
+export function createGraphQLServer(options: GraphQLServerOptions) {
+  const { createContext, logger, maxListItems, metrics, trustedDocuments, tracer } = options;
   const errorLog = createErrorLog(logger);
   const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
   return createYoga<ServerContext, Context>({
@@ -45,12 +50,16 @@ export function createGraphQLServer({ createContext, logger, maxListItems, metri
     multipart: false,
     // The edge reads and limits bodies (measured: Yoga's own limiter costs more than half the throughput).
     maxRequestBodySize: false,
+    // GraphQL-over-HTTP's persisted documents: a POST body may name one instead of sending a query.
+    extraParamNames: ['documentId'],
     // isDev false: stack traces never reach clients, whatever NODE_ENV says.
     maskedErrors: { maskError, isDev: false },
     logging: createYogaLogger(logger, errorLog),
     // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
     plugins: [
       useOperationMetrics(metrics),
+      // Before parsing: an id becomes its document, and a refused request stops here.
+      ...useTrustedDocuments({ ...trustedDocuments, metrics, logger }),
       ...(tracing ? [tracing.spans] : []),
       // Before Yoga's masking (it comes after every plugin here): it sees what the resolvers threw.
       errorLog.plugin,

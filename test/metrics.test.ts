@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configuredKeyId } from '../src/auth/api-keys.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
+import { sampleIn } from './support/metric-sample.ts';
 import { restClient } from './support/rest-client.ts';
 import { API_KEY, AUTH, listenOnLoopback, startTestServer, useTestServer } from './support/test-server.ts';
 
@@ -14,18 +15,6 @@ async function scrape(): Promise<string> {
   return response.text;
 }
 
-/** The value of one sample, found by its name and labels in the exposition text (0 when absent). */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
-  for (const line of text.split('\n')) {
-    const match = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const present = (match[2] ?? '').split(',');
-    if (wanted.every((pair) => present.includes(pair))) return Number(match[3]);
-  }
-  return 0;
-}
-
 describe('GET /metrics', () => {
   it('needs the API key like any other route', async () => {
     const response = await server.request.get('/metrics');
@@ -34,13 +23,13 @@ describe('GET /metrics', () => {
 
   it('shows a request that was just made, by route template, method and status', async () => {
     const labels = { route: '/v1/pets/{petId}', method: 'GET', status: '404' };
-    const before = sample(await scrape(), 'http_request_duration_seconds_count', labels);
+    const before = sampleIn(await scrape(), 'http_request_duration_seconds_count', labels);
     expect((await rest.getPet(987_654_321)).status).toBe(404);
     await expect
-      .poll(async () => sample(await scrape(), 'http_request_duration_seconds_count', labels))
+      .poll(async () => sampleIn(await scrape(), 'http_request_duration_seconds_count', labels))
       .toBe(before + 1);
     const text = await scrape();
-    expect(sample(text, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBe(before + 1);
+    expect(sampleIn(text, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBe(before + 1);
     // The raw path never becomes a label, whatever clients send.
     expect(text).not.toContain('/v1/pets/987654321');
   });
@@ -50,19 +39,23 @@ describe('GET /metrics', () => {
     await executeGraphQL(server, 'query CountMe { pets(limit: 0) { id } }');
     await executeGraphQL(server, 'query Broken { nope }');
     const text = await scrape();
-    expect(sample(text, 'graphql_operations_total', { operation: 'CountMe', type: 'query', outcome: 'success' })).toBe(
+    expect(
+      sampleIn(text, 'graphql_operations_total', { operation: 'CountMe', type: 'query', outcome: 'success' }),
+    ).toBe(1);
+    expect(sampleIn(text, 'graphql_operations_total', { operation: 'CountMe', type: 'query', outcome: 'error' })).toBe(
       1,
     );
-    expect(sample(text, 'graphql_operations_total', { operation: 'CountMe', type: 'query', outcome: 'error' })).toBe(1);
     // Names of documents that fail validation are not labels: clients could fill the memory with them.
-    expect(sample(text, 'graphql_operations_total', { operation: 'invalid', type: 'query', outcome: 'error' })).toBe(1);
+    expect(sampleIn(text, 'graphql_operations_total', { operation: 'invalid', type: 'query', outcome: 'error' })).toBe(
+      1,
+    );
     expect(text).not.toContain('Broken');
     // An over-long name counts, but as "other": labels are kept in memory and sent on every scrape.
     const longName = `Q${'x'.repeat(64)}`;
     await executeGraphQL(server, `query ${longName} { pets(limit: 1) { id } }`);
     const after = await scrape();
     expect(after).not.toContain(longName);
-    expect(sample(after, 'graphql_operations_total', { operation: 'other', outcome: 'success' })).toBe(1);
+    expect(sampleIn(after, 'graphql_operations_total', { operation: 'other', outcome: 'success' })).toBe(1);
   });
 
   it('counts uses of the deprecated route by key id, and failed authentications, and never shows a key', async () => {
@@ -70,10 +63,10 @@ describe('GET /metrics', () => {
     await server.request.get('/v1/pets').set({ Authorization: 'Bearer not-a-key-at-all-000' });
     const text = await scrape();
     const keyId = configuredKeyId(API_KEY);
-    expect(sample(text, 'deprecated_operation_requests_total', { operation: 'getPet', key_id: keyId })).toBeGreaterThan(
-      0,
-    );
-    expect(sample(text, 'authentication_failures_total', { reason: 'invalid' })).toBeGreaterThan(0);
+    expect(
+      sampleIn(text, 'deprecated_operation_requests_total', { operation: 'getPet', key_id: keyId }),
+    ).toBeGreaterThan(0);
+    expect(sampleIn(text, 'authentication_failures_total', { reason: 'invalid' })).toBeGreaterThan(0);
     expect(text).not.toContain(API_KEY);
   });
 
@@ -81,8 +74,8 @@ describe('GET /metrics', () => {
     await rest.listPets();
     const text = await scrape();
     expect(text).toContain('# TYPE mongodb_pool_connections_in_use gauge');
-    expect(sample(text, 'mongodb_pool_connections')).toBeGreaterThan(0);
-    expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(sampleIn(text, 'mongodb_pool_connections')).toBeGreaterThan(0);
+    expect(sampleIn(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(text).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
   });
 
@@ -90,9 +83,9 @@ describe('GET /metrics', () => {
     const text = await scrape();
     expect(text).toContain('# TYPE rate_limit_store_shared gauge');
     expect(text).toContain('# TYPE rate_limit_store_fallbacks_total counter');
-    expect(sample(text, 'rate_limit_store_shared')).toBe(0);
+    expect(sampleIn(text, 'rate_limit_store_shared')).toBe(0);
     // Counting in memory by configuration is no fallback.
-    expect(sample(text, 'rate_limit_store_fallbacks_total')).toBe(0);
+    expect(sampleIn(text, 'rate_limit_store_fallbacks_total')).toBe(0);
   });
 
   it('counts requests refused by a rate limit', async () => {
@@ -106,7 +99,7 @@ describe('GET /metrics', () => {
       const { http, baseUrl } = await listenOnLoopback(limited.service.metricsListener);
       const text = await (await fetch(`${baseUrl}/metrics`)).text();
       http.close();
-      expect(sample(text, 'rate_limited_requests_total', { limit: 'per_key' })).toBeGreaterThan(0);
+      expect(sampleIn(text, 'rate_limited_requests_total', { limit: 'per_key' })).toBeGreaterThan(0);
     } finally {
       await limited.close();
     }

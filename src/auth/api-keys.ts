@@ -1,7 +1,9 @@
 import type { ActiveKey } from './api-key-store.ts';
 import { sha256Hex } from './api-key-store.ts';
 
-export type Authentication = { ok: true; keyId: string } | { ok: false; keyWasSent: boolean };
+export type Authentication =
+  | { ok: true; keyId: string; arbitraryDocuments: boolean }
+  | { ok: false; keyWasSent: boolean };
 
 export type ApiKeyVerifier = (authorization: string | null) => Authentication;
 
@@ -11,6 +13,8 @@ interface KnownKey {
   expiresAt: number | null;
   /** Issued keys have a record whose last use is kept; API_KEYS keys have none. */
   issued: boolean;
+  /** May send GraphQL documents of its own under TRUSTED_DOCUMENTS=enforce: API_KEYS keys always may. */
+  arbitraryDocuments: boolean;
 }
 
 /** A short, stable, non-secret name for a key from API_KEYS, safe to log and to count usage by. */
@@ -42,7 +46,10 @@ export interface KeyRing {
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
   const configured = new Map<string, KnownKey>(
-    configuredKeys.map((key) => [sha256Hex(key), { keyId: configuredKeyId(key), expiresAt: null, issued: false }]),
+    configuredKeys.map((key) => [
+      sha256Hex(key),
+      { keyId: configuredKeyId(key), expiresAt: null, issued: false, arbitraryDocuments: true },
+    ]),
   );
   let issued = new Map<string, KnownKey>();
   let issuedFingerprint = '';
@@ -54,7 +61,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   function accept(known: KnownKey): Authentication {
     if (expired(known)) return { ok: false, keyWasSent: true };
     if (known.issued) lastUses.set(known.keyId, now());
-    return { ok: true, keyId: known.keyId };
+    return { ok: true, keyId: known.keyId, arbitraryDocuments: known.arbitraryDocuments };
   }
 
   function verify(authorization: string | null): Authentication {
@@ -73,13 +80,21 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
 
   function setIssuedKeys(keys: readonly ActiveKey[]): void {
     const fingerprint = keys
-      .map((key) => `${key.id}:${key.digest}:${key.expiresAt?.getTime() ?? ''}`)
+      .map((key) => `${key.id}:${key.digest}:${key.expiresAt?.getTime() ?? ''}:${key.allowArbitraryDocuments}`)
       .sort()
       .join(',');
     if (fingerprint === issuedFingerprint) return;
     issuedFingerprint = fingerprint;
     issued = new Map(
-      keys.map((key) => [key.digest, { keyId: key.id, expiresAt: key.expiresAt?.getTime() ?? null, issued: true }]),
+      keys.map((key) => [
+        key.digest,
+        {
+          keyId: key.id,
+          expiresAt: key.expiresAt?.getTime() ?? null,
+          issued: true,
+          arbitraryDocuments: key.allowArbitraryDocuments,
+        },
+      ]),
     );
     remembered.clear();
   }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { startRefreshLoop } from '../db/refresh-loop.ts';
 import type { ApiKeyStore } from './api-key-store.ts';
 import type { KeyRing } from './api-keys.ts';
 
@@ -19,9 +20,8 @@ export interface IssuedKeysSync {
 
 /**
  * Keeps the key ring's issued keys in step with the `apiKeys` collection by reading the keys that
- * are not revoked every ISSUED_KEYS_REFRESH_MS, and writes their last uses every LAST_USED_FLUSH_MS.
- * A failed read keeps the keys known so far (an outage must not lock every client out) and is
- * logged once per outage, not once per read.
+ * are not revoked every ISSUED_KEYS_REFRESH_MS (a failed read keeps the keys known so far), and
+ * writes their last uses every LAST_USED_FLUSH_MS.
  */
 export function syncIssuedKeys(options: {
   ring: KeyRing;
@@ -32,21 +32,13 @@ export function syncIssuedKeys(options: {
   flushMs?: number;
 }): IssuedKeysSync {
   const { ring, store, logger } = options;
-  let failing = false;
-  let stopped = false;
-  let refreshTimer: NodeJS.Timeout | undefined;
-
-  async function refresh(): Promise<void> {
-    try {
-      ring.setIssuedKeys(await store.active());
-      if (failing) logger.info('issued API keys can be read again');
-      failing = false;
-    } catch (error) {
-      options.onDatabaseError?.('apiKeys.active');
-      if (!failing) logger.warn({ err: error }, 'cannot read the issued API keys; using the ones known so far');
-      failing = true;
-    }
-  }
+  const reads = startRefreshLoop({
+    refresh: async () => ring.setIssuedKeys(await store.active()),
+    intervalMs: options.refreshMs ?? ISSUED_KEYS_REFRESH_MS,
+    logger,
+    what: 'the issued API keys',
+    onFailure: () => options.onDatabaseError?.('apiKeys.active'),
+  });
 
   async function flushLastUses(): Promise<void> {
     const lastUses = ring.takeLastUses();
@@ -59,23 +51,13 @@ export function syncIssuedKeys(options: {
     }
   }
 
-  const scheduleRefresh = () => {
-    if (stopped) return;
-    refreshTimer = setTimeout(
-      () => void refresh().finally(scheduleRefresh),
-      options.refreshMs ?? ISSUED_KEYS_REFRESH_MS,
-    );
-    refreshTimer.unref();
-  };
-  const firstRead = refresh().finally(scheduleRefresh);
   const flushTimer = setInterval(() => void flushLastUses(), options.flushMs ?? LAST_USED_FLUSH_MS);
   flushTimer.unref();
 
   return {
-    firstRead,
+    firstRead: reads.firstRead,
     async stop() {
-      stopped = true;
-      clearTimeout(refreshTimer);
+      reads.stop();
       clearInterval(flushTimer);
       await flushLastUses();
     },

@@ -11,7 +11,7 @@ import type { TraceFields } from '../telemetry/log-fields.ts';
  */
 export function createAccessLog(logger: Logger) {
   const enabled = logger.isLevelEnabled('info');
-  return ({ req, res, id, startedAt, keyId }: RequestScope, trace?: TraceFields): void => {
+  return ({ req, res, id, startedAt, keyId, documentId }: RequestScope, trace?: TraceFields): void => {
     if (!enabled) return;
     const line = {
       reqId: id,
@@ -20,6 +20,8 @@ export function createAccessLog(logger: Logger) {
       status: res.statusCode,
       ms: Math.round((performance.now() - startedAt) * 10) / 10,
       keyId: keyId || undefined,
+      // The published document a GraphQL request ran by id: a POST's URL does not show it.
+      documentId: documentId || undefined,
     };
     const logged = trace ? { ...trace, ...line } : line;
     // A client that hangs up before its answer is routine on the internet, not a server error.

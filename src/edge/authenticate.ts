@@ -60,6 +60,7 @@ export function createAuthentication(options: {
     const auth = verifyApiKey(scope.req.headers.authorization ?? null);
     if (!auth.ok) return refuse(scope, auth.keyWasSent, address);
     scope.keyId = auth.keyId;
+    scope.arbitraryDocuments = auth.arbitraryDocuments;
     const counted = rateLimits.request(auth.keyId, scope.res, scope.id);
     if (!counted) return true;
     return counted.then((refusal) => {

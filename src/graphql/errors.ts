@@ -18,6 +18,14 @@ export const ErrorCode = {
   IDEMPOTENCY_KEY_IN_USE: 'IDEMPOTENCY_KEY_IN_USE',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+  /** TRUSTED_DOCUMENTS=enforce: this key may run only published documents, by id. */
+  PERSISTED_QUERY_ID_REQUIRED: 'PERSISTED_QUERY_ID_REQUIRED',
+  /** The id names no published document. */
+  PERSISTED_QUERY_NOT_IN_LIST: 'PERSISTED_QUERY_NOT_IN_LIST',
+  /** A document and an id in one request (Apollo's code for it). */
+  CANNOT_SEND_PQ_ID_AND_BODY: 'CANNOT_SEND_PQ_ID_AND_BODY',
+  /** A request Yoga's own checks would call malformed (its code, kept for ours of the same kind). */
+  BAD_REQUEST: 'BAD_REQUEST',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

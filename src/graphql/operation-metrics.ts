@@ -3,13 +3,14 @@ import type { Plugin } from 'graphql-yoga';
 import type { ServerContext } from '../context.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 
-function operationOf(document: DocumentNode, operationName?: string | null) {
+/** The operation a request runs: its name (undefined when anonymous) and type. */
+export function operationOf(document: DocumentNode, operationName?: string | null) {
   const operation = getOperationAST(document, operationName);
   return { name: operation?.name?.value, type: operation?.operation ?? 'unknown' };
 }
 
 /**
- * Counts GraphQL operations by name, type and outcome: each executed one once it is done (any error
+ * Counts GraphQL operations by name, type, outcome and published document id: each executed one once it is done (any error
  * in its result is an error), and those refused by validation under the name "invalid" (names that
  * were never checked against the schema take no label slots). REST requests run through the same
  * envelop but are counted as HTTP routes already, so only the GraphQL face is counted here. First
@@ -18,18 +19,19 @@ function operationOf(document: DocumentNode, operationName?: string | null) {
 export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
   return {
     onValidate:
-      ({ params, context }) =>
+      ({ params, context: { identity } }) =>
       ({ result }) => {
-        if (result.length === 0 || context.identity.face !== 'graphql') return;
-        metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error');
+        if (result.length === 0 || identity.face !== 'graphql') return;
+        metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error', identity.documentId);
       },
     onExecute: ({ args }) => {
-      if ((args.contextValue as ServerContext).identity.face !== 'graphql') return;
+      const { identity } = args.contextValue as ServerContext;
+      if (identity.face !== 'graphql') return;
       const { name, type } = operationOf(args.document, args.operationName);
       return {
         onExecuteDone: ({ result }) => {
           const failed = 'errors' in result && (result.errors?.length ?? 0) > 0;
-          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success');
+          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success', identity.documentId);
         },
       };
     },

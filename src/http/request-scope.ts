@@ -13,6 +13,10 @@ export class RequestScope {
   face: Face = 'rest';
   /** The API key's id once authenticated ('' until then): logs and metrics name keys by it. */
   keyId = '';
+  /** Whether the key may send GraphQL documents of its own under TRUSTED_DOCUMENTS=enforce. */
+  arbitraryDocuments = false;
+  /** The published document a GraphQL request named (`sha256:…`), '' when it sent none. */
+  documentId = '';
   /** Path parameters of the matched route, still percent-encoded. */
   params: Readonly<Record<string, string>> = {};
 

@@ -20,6 +20,22 @@ function processMetrics(): Registry {
 const MAX_OPERATION_NAMES = 200;
 /** Longer names count as "other" too: a label is kept in memory and sent on every scrape. */
 const MAX_OPERATION_NAME_LENGTH = 64;
+/** Document ids are published by operators, so fewer can come; past this many, new ones count as "other". */
+const MAX_DOCUMENT_IDS = 1_000;
+
+/** Label values from a set that clients or operators choose: the first `max` as they are, then "other". */
+function boundedLabel(max: number, maxLength = Number.POSITIVE_INFINITY) {
+  const seen = new Set<string>();
+  return (value: string): string => {
+    if (seen.has(value)) return value;
+    if (seen.size >= max || value.length > maxLength) return 'other';
+    seen.add(value);
+    return value;
+  };
+}
+
+/** Why a GraphQL request was refused under TRUSTED_DOCUMENTS (graphql_documents_refused_total). */
+export type DocumentRefusal = 'id_required' | 'not_in_list' | 'document_and_id';
 
 export type Outcome = 'success' | 'error';
 
@@ -39,8 +55,18 @@ function defineMetrics(registry: Registry) {
     }),
     graphqlOperations: counter(
       'graphql_operations_total',
-      'GraphQL operations on /graphql by operation name, type and outcome (error: any error in the result).',
-      ['operation', 'type', 'outcome'],
+      'GraphQL operations on /graphql by operation name, type, outcome (error: any error in the result) and the published document id they ran by (empty: the document was sent whole).',
+      ['operation', 'type', 'outcome', 'document'],
+    ),
+    untrustedOperations: counter(
+      'graphql_untrusted_operations_total',
+      'GraphQL operations sent whole by keys limited to published documents: TRUSTED_DOCUMENTS=log runs them, enforce would refuse them. By operation name and type.',
+      ['operation', 'type'],
+    ),
+    documentsRefused: counter(
+      'graphql_documents_refused_total',
+      'GraphQL requests refused before parsing under trusted documents, by reason: id_required (a document sent whole by a key limited to published ones), not_in_list (an id nobody published), document_and_id (both sent).',
+      ['reason'],
     ),
     deprecatedUses: counter(
       'deprecated_operation_requests_total',
@@ -87,7 +113,8 @@ export function createMetrics() {
   const registry = new Registry();
   const { httpDuration, graphqlOperations, deprecatedUses, rateLimited, authFailures, databaseErrors, ...rest } =
     defineMetrics(registry);
-  const operationNames = new Set<string>();
+  const operationLabel = boundedLabel(MAX_OPERATION_NAMES, MAX_OPERATION_NAME_LENGTH);
+  const documentLabel = boundedLabel(MAX_DOCUMENT_IDS);
 
   return {
     /** The text a Prometheus scrape gets: this service's metrics and the process's. */
@@ -100,15 +127,15 @@ export function createMetrics() {
       httpDuration.observe({ route, method, status: String(status) }, seconds);
     },
 
-    countGraphQLOperation(name: string | undefined, type: string, outcome: Outcome): void {
-      let operation = name ?? 'anonymous';
-      if (!operationNames.has(operation)) {
-        if (operationNames.size >= MAX_OPERATION_NAMES || operation.length > MAX_OPERATION_NAME_LENGTH) {
-          operation = 'other';
-        } else operationNames.add(operation);
-      }
-      graphqlOperations.inc({ operation, type, outcome });
+    /** `documentId`: the published document the operation ran by, '' for one sent whole. */
+    countGraphQLOperation(name: string | undefined, type: string, outcome: Outcome, documentId = ''): void {
+      const document = documentId === '' ? '' : documentLabel(documentId);
+      graphqlOperations.inc({ operation: operationLabel(name ?? 'anonymous'), type, outcome, document });
     },
+    countUntrustedOperation(name: string | undefined, type: string): void {
+      rest.untrustedOperations.inc({ operation: operationLabel(name ?? 'anonymous'), type });
+    },
+    countDocumentRefused: (reason: DocumentRefusal) => rest.documentsRefused.inc({ reason }),
 
     countDeprecatedUse: (operation: string, keyId: string) => deprecatedUses.inc({ operation, key_id: keyId }),
     countRateLimited: (limit: 'per_key' | 'auth_failures') => rateLimited.inc({ limit }),

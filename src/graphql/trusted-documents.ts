@@ -1,0 +1,156 @@
+import { createGraphQLError } from '@graphql-tools/utils';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import type { GraphQLError } from 'graphql';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { RequestIdentity, ServerContext } from '../context.ts';
+import { documentIdOf, normalizeDocumentId } from '../documents/document-id.ts';
+import type { PublishedDocuments } from '../documents/published-documents.ts';
+import type { DocumentRefusal, Metrics } from '../metrics/metrics.ts';
+import { ErrorCode } from './errors.ts';
+import { operationOf } from './operation-metrics.ts';
+
+/** TRUSTED_DOCUMENTS: who may send documents of their own. Published ids are accepted in every mode. */
+export type TrustedDocumentsMode = 'off' | 'log' | 'enforce';
+
+/** Distinct operation names logged, and keys and reasons logged: bounded, as clients choose them. */
+const MAX_LOGGED = 1_000;
+
+/**
+ * Request errors, so GraphQL-over-HTTP's statuses: the status with application/graphql-response+json,
+ * 200 with application/json (`spec`). A key limited to published documents gets 403: another key, or
+ * publishing, would be let through.
+ */
+const refusals: Record<DocumentRefusal, () => GraphQLError> = {
+  id_required: () =>
+    createGraphQLError(
+      'This API key may run only published documents: send the "documentId" (sha256:<hex>) of a published document instead of a "query"',
+      { extensions: { code: ErrorCode.PERSISTED_QUERY_ID_REQUIRED, http: { status: 403, spec: true } } },
+    ),
+  not_in_list: () =>
+    createGraphQLError(
+      'No published document has this id: ids are "sha256:" and the 64 hex digits of the SHA-256 of a document published with `npm run documents -- publish`',
+      { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_IN_LIST, http: { status: 400, spec: true } } },
+    ),
+  document_and_id: () =>
+    createGraphQLError(
+      'Send either a "query" or a published document\'s id ("documentId" or extensions.persistedQuery), not both',
+      {
+        extensions: { code: ErrorCode.CANNOT_SEND_PQ_ID_AND_BODY, http: { status: 400, spec: true } },
+      },
+    ),
+};
+
+const nothingSent = () =>
+  createGraphQLError('Send a GraphQL document as "query", or a published document\'s id as "documentId"', {
+    extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400, spec: true } },
+  });
+
+const notAString = () =>
+  createGraphQLError('"documentId" must be a string: "sha256:" and 64 hex digits', {
+    extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } },
+  });
+
+type Params = GraphQLParams & { documentId?: unknown };
+
+/**
+ * The id a request names, in any of the three ways clients send one: `documentId` in a POST body
+ * (GraphQL-over-HTTP), `documentId` in a GET's query string (Yoga's GET parser keeps only the four
+ * standard parameters, so it is read from the URL), or Apollo's `extensions.persistedQuery`.
+ */
+function sentDocumentId(params: Params, request: Request): unknown {
+  if (params.documentId != null) return params.documentId;
+  if (request.method === 'GET' && request.url.includes('documentId=')) {
+    return new URL(request.url).searchParams.get('documentId') || undefined;
+  }
+  const persisted = params.extensions?.persistedQuery as { version?: unknown; sha256Hash?: unknown } | undefined;
+  if (persisted?.version === 1 && typeof persisted.sha256Hash === 'string') return persisted.sha256Hash;
+  return undefined;
+}
+
+/**
+ * Trusted documents: a request naming a published document runs that document (the library swaps
+ * it in before parsing); one sending a document whole is refused under `enforce`, or logged and
+ * counted under `log`, when its key may not send documents of its own. Refusals come before parsing,
+ * so nothing runs. REST never gets here: its documents are the server's own and skip Yoga's params.
+ */
+export function useTrustedDocuments(options: {
+  mode: TrustedDocumentsMode;
+  documents: PublishedDocuments;
+  metrics: Metrics;
+  logger: Logger;
+}): Plugin<ServerContext>[] {
+  const { mode, documents, metrics, logger } = options;
+  /** Documents sent whole under `log` by keys that `enforce` would refuse: their text, for the log line. */
+  const untrusted = new WeakMap<RequestIdentity, string>();
+  const loggedOperations = new Set<string>();
+  const loggedRefusals = new Set<string>();
+
+  function refuse(identity: RequestIdentity, reason: DocumentRefusal): GraphQLError {
+    metrics.countDocumentRefused(reason);
+    const once = `${identity.keyId} ${reason}`;
+    if (!loggedRefusals.has(once) && loggedRefusals.size < MAX_LOGGED) {
+      loggedRefusals.add(once);
+      logger.info(
+        { keyId: identity.keyId, reason, reqId: identity.id },
+        `refused a GraphQL request of ${identity.keyId}: ${reason} (logged once per key and reason; graphql_documents_refused_total counts them all)`,
+      );
+    }
+    return refusals[reason]();
+  }
+
+  function logUntrusted(identity: RequestIdentity, text: string, name: string | undefined): void {
+    const operation = name ?? 'anonymous';
+    if (loggedOperations.has(operation) || loggedOperations.size >= MAX_LOGGED) return;
+    loggedOperations.add(operation);
+    const published = documents.has(documentIdOf(text));
+    logger.warn(
+      { operation, keyId: identity.keyId, reqId: identity.id, published },
+      published
+        ? `operation ${operation} was sent whole by ${identity.keyId}: TRUSTED_DOCUMENTS=enforce would refuse it; its text is published, so the client only has to send its id`
+        : `operation ${operation} was sent whole by ${identity.keyId} and is not published: TRUSTED_DOCUMENTS=enforce would refuse it`,
+    );
+  }
+
+  const gate: Plugin<ServerContext> = {
+    onParams({ params, request, context }) {
+      // Yoga's params hooks get the server context the edge passed (typed {} in its plugin type).
+      const { identity } = context as unknown as ServerContext;
+      const sent = sentDocumentId(params as Params, request);
+      if (sent !== undefined) {
+        if (params.query != null) throw refuse(identity, 'document_and_id');
+        if (typeof sent !== 'string') throw notAString();
+        const id = normalizeDocumentId(sent);
+        if (id === undefined || !documents.has(id)) throw refuse(identity, 'not_in_list');
+        identity.documentId = id;
+        return;
+      }
+      if (typeof params.query !== 'string' || identity.arbitraryDocuments || mode === 'off') return;
+      if (mode === 'enforce') throw refuse(identity, 'id_required');
+      untrusted.set(identity, params.query);
+    },
+    onExecute({ args }) {
+      const { identity } = args.contextValue as ServerContext;
+      const text = untrusted.get(identity);
+      if (text === undefined) return;
+      const { name, type } = operationOf(args.document, args.operationName);
+      metrics.countUntrustedOperation(name, type);
+      logUntrusted(identity, text, name);
+    },
+  };
+
+  const swap = usePersistedOperations<ServerContext>({
+    // The gate above has decided who may send documents; the library only swaps ids for texts.
+    allowArbitraryOperations: true,
+    extractPersistedOperationId: (_params, _request, context) =>
+      (context as unknown as ServerContext).identity.documentId || null,
+    getPersistedOperation: (id) => documents.lookup(id),
+    customErrors: {
+      keyNotFound: nothingSent,
+      // Removed between the gate's check and the read of its text.
+      notFound: ({ context }) => refuse((context as unknown as ServerContext).identity, 'not_in_list'),
+    },
+  });
+
+  return [gate, swap];
+}
