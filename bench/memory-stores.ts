@@ -31,13 +31,16 @@ export function createMemoryIdempotencyStore(): IdempotencyStore {
   };
 }
 
-/** The service's stores around one pet repository; the rest in memory (no issued keys: API_KEYS only). */
-export function memoryStoresAround(pets: PetRepository): Stores {
+/**
+ * The service's stores around one pet repository; the rest in memory (no issued keys: API_KEYS only;
+ * the published documents given, by id).
+ */
+export function memoryStoresAround(pets: PetRepository, published = new Map<string, string>()): Stores {
   return {
     pets,
     idempotencyRecords: createMemoryIdempotencyStore(),
     issuedKeys: { active: async () => [], recordUse: async () => {} },
-    persistedDocuments: { ids: async () => [], find: async () => null },
+    persistedDocuments: { ids: async () => [...published.keys()], find: async (id) => published.get(id) ?? null },
     ping: async () => {},
   };
 }

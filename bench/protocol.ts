@@ -14,6 +14,7 @@ export const TARGETS = [
   'rest-redis',
   'sofa',
   'graphql',
+  'graphql-by-id',
   'yoga',
   'rest-otel-off',
   'rest-otel-0',
@@ -30,6 +31,12 @@ export type Target = (typeof TARGETS)[number];
  * depend on the operation, so it runs `get` only.
  */
 export const REDIS_TARGET_OPERATIONS: readonly string[] = ['get'];
+
+/**
+ * `graphql-by-id` is `graphql` (the same service) sent each operation's published documentId
+ * instead of the document: what a trusted-documents client pays. A query and a mutation suffice.
+ */
+export const BY_ID_TARGET_OPERATIONS: readonly string[] = ['get', 'create'];
 
 /**
  * The tracing processes (bench/tracing-servers.ts), each serving our service alone, started with

@@ -134,6 +134,14 @@ export function renderReport(outcome: Outcome): string {
         '',
       );
     }
+    const byId = summary.byIdCostUs[store];
+    if (byId && !Number.isNaN(byId.get.median)) {
+      lines.push(
+        `by documentId (graphql-by-id) instead of the document sent whole (graphql), more per request: get ${us(byId.get)}, ` +
+          `create ${us(byId.create)} (median, min to max over rounds; negative is less)`,
+        '',
+      );
+    }
     lines.push(...tracingLines(summary.tracingCostUs[store]));
   }
   lines.push(

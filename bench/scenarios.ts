@@ -2,7 +2,10 @@
 // such request answers what the row claims to measure (run before measuring; a wrong route that
 // answers 404 fast would otherwise win).
 
+import { documentIdOf } from '../src/documents/document-id.ts';
+import { DOCUMENTS, NEW_PET } from './graphql-documents.ts';
 import {
+  BY_ID_TARGET_OPERATIONS,
   REDIS_TARGET_OPERATIONS,
   type StoreName,
   TARGETS,
@@ -39,37 +42,13 @@ export interface Scenario {
   check(status: number, body: unknown): void;
 }
 
-const FIELDS = 'id name categoryId status';
-const NEW_PET = { name: 'Bench pet', categoryId: 3 };
-const DOCUMENTS: Record<Operation, { query: string; variables: (id: number) => object; field: string }> = {
-  get: {
-    query: `query Pet($id: ID!) { pet(id: $id) { ${FIELDS} } }`,
-    variables: (id) => ({ id: String(id) }),
-    field: 'pet',
-  },
-  list20: {
-    query: `query Pets($limit: Int) { pets(limit: $limit) { ${FIELDS} } }`,
-    variables: () => ({ limit: 20 }),
-    field: 'pets',
-  },
-  list100: {
-    query: `query Pets($limit: Int) { pets(limit: $limit) { ${FIELDS} } }`,
-    variables: () => ({ limit: 100 }),
-    field: 'pets',
-  },
-  create: {
-    query: `mutation CreatePet($input: NewPet!) { createPet(input: $input) { ${FIELDS} } }`,
-    variables: () => ({ input: { ...NEW_PET, status: 'AVAILABLE' } }),
-    field: 'createPet',
-  },
-};
-
 /** yoga, graphql and the traced graphql-otel-* speak GraphQL over POST /graphql; the rest answer bare values. */
 const speaksGraphQL = (target: Target) => target === 'yoga' || target.startsWith('graphql');
 
 /** Which operations a target runs: the extra ones (Redis limits, tracing) only where their cost shows. */
 function runs(target: Target, operation: Operation): boolean {
   if (target === 'rest-redis') return REDIS_TARGET_OPERATIONS.includes(operation);
+  if (target === 'graphql-by-id') return BY_ID_TARGET_OPERATIONS.includes(operation);
   if (tracingModeOf(target)) return TRACING_TARGET_OPERATIONS.includes(operation);
   return true;
 }
@@ -116,11 +95,13 @@ function requestFor(
   const json = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
   if (speaksGraphQL(target)) {
     const { query, variables } = DOCUMENTS[operation];
+    // graphql-by-id: the same operation named by its published id instead of sent whole.
+    const sent = target === 'graphql-by-id' ? { documentId: documentIdOf(query) } : { query };
     return {
       url: `${base}/graphql`,
       method: 'POST',
       headers: json,
-      body: JSON.stringify({ query, variables: variables(sampleId) }),
+      body: JSON.stringify({ ...sent, variables: variables(sampleId) }),
     };
   }
   const limit = operation === 'list100' ? 100 : 20;
@@ -165,7 +146,7 @@ export function scenariosFor(
       const path = request.url.replace(base, '');
       const description =
         request.body && speaksGraphQL(target)
-          ? `POST ${path} ${DOCUMENTS[operation].query.split(' {')[0]}`
+          ? `POST ${path} ${DOCUMENTS[operation].query.split(' {')[0]}${target === 'graphql-by-id' ? ' by documentId' : ''}`
           : `${request.method} ${path}`;
       return { store, operation, target, description, request, check: checker(operation, target, sampleId, seeded) };
     }),

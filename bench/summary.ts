@@ -29,6 +29,7 @@ export const RATIOS = {
   'rest / sofa': { of: 'rest', to: 'sofa' },
   'rest-redis / rest': { of: 'rest-redis', to: 'rest' },
   'graphql / yoga': { of: 'graphql', to: 'yoga' },
+  'graphql-by-id / graphql': { of: 'graphql-by-id', to: 'graphql' },
   // Tracing: each against the same service in a process of the same kind, tracing off.
   'rest-otel-0 / rest-otel-off': { of: 'rest-otel-0', to: 'rest-otel-off' },
   'rest-otel-100 / rest-otel-off': { of: 'rest-otel-100', to: 'rest-otel-off' },
@@ -92,6 +93,8 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
   const ratios: Partial<Record<StoreName, Record<RatioName, Record<Operation, Spread>>>> = {};
   /** Microseconds a request costs more with its limits in Redis: 1/req/s of rest-redis minus rest's, on `get`. */
   const redisLimiterCostUs: Partial<Record<StoreName, Spread>> = {};
+  /** Microseconds a request by documentId costs more than the same document sent whole (negative: less). */
+  const byIdCostUs: Partial<Record<StoreName, Record<'get' | 'create', Spread>>> = {};
   /** Microseconds tracing adds to a get, at 0% and 100% sampling: 1/req/s of each minus tracing off's. */
   const tracingCostUs: Partial<Record<StoreName, Record<Traced, Spread>>> = {};
   for (const store of stores) {
@@ -125,11 +128,15 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
     const perRequestUs = (run: Run) => 1e6 / run.requestsPerSecond;
     const minus = (a: number, b: number) => a - b;
     redisLimiterCostUs[store] = perRound(runs, store, 'get', 'rest-redis', 'rest', perRequestUs, minus);
+    byIdCostUs[store] = {
+      get: perRound(runs, store, 'get', 'graphql-by-id', 'graphql', perRequestUs, minus),
+      create: perRound(runs, store, 'create', 'graphql-by-id', 'graphql', perRequestUs, minus),
+    };
     tracingCostUs[store] = Object.fromEntries(
       TRACED.map((target) => [target, perRound(runs, store, 'get', target, untracedOf(target), perRequestUs, minus)]),
     ) as Record<Traced, Spread>;
   }
-  return { rows, ratios, redisLimiterCostUs, tracingCostUs };
+  return { rows, ratios, redisLimiterCostUs, byIdCostUs, tracingCostUs };
 }
 
 function ratioRow(of: (operation: Operation) => Spread): Record<Operation, Spread> {

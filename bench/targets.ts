@@ -17,6 +17,7 @@ import { createPetUseCase } from '../src/pets/create-pet.ts';
 import type { NewPet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 import { createService, type Service } from '../src/service.ts';
+import { publishedBenchDocuments } from './graphql-documents.ts';
 import { memoryStoresAround } from './memory-stores.ts';
 import type { Target } from './protocol.ts';
 
@@ -91,7 +92,7 @@ export function ourService(pets: PetRepository, apiKey: string, options: OurServ
   const environment = { API_KEYS: apiKey, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_BURST: '1000000' };
   return createService({
     config: parseConfig({ ...environment, ...options.env }),
-    stores: memoryStoresAround(pets),
+    stores: memoryStoresAround(pets, publishedBenchDocuments()),
     // Level info to a real (if discarded) destination: the access log is part of what users run.
     logger: createLogger('info', '/dev/null', { traceContext: options.tracer !== undefined }),
     metrics: options.metrics ?? createMetrics(),
@@ -128,6 +129,7 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
       'rest-redis': redisService.listener,
       sofa: (req, res) => void sofa(req, res),
       graphql: service.listener,
+      'graphql-by-id': service.listener,
       yoga: (req, res) => void yoga(req, res),
     },
     ready: countingInRedis(redisMetrics),
