@@ -1,8 +1,8 @@
 import { describe, expect, inject, it } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
+import { runKeys } from './support/cli-command.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
-import { runKeys } from './support/keys-command.ts';
 import { startTestServer, useTestServer } from './support/test-server.ts';
 
 const server = useTestServer();

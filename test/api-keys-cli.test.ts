@@ -8,7 +8,7 @@ import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { publishEmbeddedAddress } from '../src/db/embedded-address.ts';
 import { connectDatabase } from '../src/db/mongo.ts';
-import { type KeysRun, runKeys, spawnKeys } from './support/keys-command.ts';
+import { type CommandRun, runKeys, spawnKeys } from './support/cli-command.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
 const EMBEDDED = !process.env.MONGODB_URI;
@@ -28,7 +28,7 @@ afterEach(() => {
 });
 
 /** An expected error: said in words on stderr, never as a stack trace. */
-function expectCleanFailure(run: KeysRun, code: number, message: string | RegExp): void {
+function expectCleanFailure(run: CommandRun, code: number, message: string | RegExp): void {
   expect(run.code, run.stderr).toBe(code);
   expect(run.stdout).toBe('');
   expect(run.stderr).toMatch(message);
@@ -43,13 +43,21 @@ describe('npm run keys over MONGODB_URI', () => {
     const created = await runKeys(['create', 'ci', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     const ci = JSON.parse(created.stdout);
-    expect(Object.keys(ci).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'name']);
-    expect(ci).toMatchObject({ name: 'ci', expiresAt: null, id: expect.stringMatching(/^key_[0-9a-f]{16}$/) });
+    expect(Object.keys(ci).sort()).toEqual(['allowArbitraryDocuments', 'createdAt', 'expiresAt', 'id', 'key', 'name']);
+    expect(ci).toMatchObject({
+      name: 'ci',
+      expiresAt: null,
+      allowArbitraryDocuments: false,
+      id: expect.stringMatching(/^key_[0-9a-f]{16}$/),
+    });
     expect(ci.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
     expect(ci.key).toHaveLength(47);
 
     const nightly = JSON.parse((await runKeys(['create', 'nightly', '--expires', '30', '--json'], env)).stdout);
     expect(Date.parse(nightly.expiresAt) - Date.parse(nightly.createdAt)).toBe(30 * DAY_MS);
+    const graphiql = await runKeys(['create', 'graphiql', '--allow-arbitrary-documents', '--json'], env);
+    expect(graphiql.code, graphiql.stderr).toBe(0);
+    expect(JSON.parse(graphiql.stdout)).toMatchObject({ name: 'graphiql', allowArbitraryDocuments: true });
     // A key that expired yesterday: only the store can backdate one.
     const database = await connectDatabase(env.MONGODB_URI, env.MONGODB_DB);
     await createApiKeyStore(database.db).issue({
@@ -65,15 +73,17 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(listed.stdout).not.toContain(nightly.key);
     const entries = JSON.parse(listed.stdout) as Record<string, unknown>[];
     expect(Object.keys(entries[0] ?? {}).sort()).toEqual(
-      ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'status'].sort(),
+      ['allowArbitraryDocuments', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'status'].sort(),
     );
-    expect(entries.map(({ name, status }) => [name, status])).toEqual(
+    expect(entries.map(({ name, status, allowArbitraryDocuments }) => [name, status, allowArbitraryDocuments])).toEqual(
       expect.arrayContaining([
-        ['ci', 'active'],
-        ['nightly', 'active'],
-        ['old', 'expired'],
+        ['ci', 'active', false],
+        ['nightly', 'active', false],
+        ['graphiql', 'active', true],
+        ['old', 'expired', false],
       ]),
     );
+    expect(entries).toHaveLength(4);
 
     const revoked = await runKeys(['revoke', ci.id, '--json'], env);
     expect(revoked.code, revoked.stderr).toBe(0);
@@ -101,15 +111,28 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(created.stdout).toContain('only time the key is shown');
     expect(created.stdout).toContain('SHA-256 digest');
     expect(created.stdout).toContain(`npm run keys -- revoke ${id}`);
+    expect(created.stdout).toContain(
+      'While the service runs with TRUSTED_DOCUMENTS=enforce, it may run only published',
+    );
+
+    const tool = await runKeys(['create', 'internal tool', '--allow-arbitrary-documents'], env);
+    expect(tool.code, tool.stderr).toBe(0);
+    expect(tool.stdout).toContain('It may send GraphQL documents of its own, even while the service runs with');
+    const toolId = /key_[0-9a-f]{16}/.exec(tool.stdout)?.[0];
 
     const listed = await runKeys(['list'], env);
-    const [header, row, ...rest] = listed.stdout.trimEnd().split('\n');
-    expect(rest).toEqual([]);
-    expect(header).toMatch(/^ID +NAME +STATUS +CREATED +EXPIRES +LAST USED$/);
+    const [header, ...rows] = listed.stdout.trimEnd().split('\n');
+    expect(rows).toHaveLength(2);
+    const row = rows.find((line) => line.startsWith(`${id} `));
+    expect(header).toMatch(/^ID +NAME +STATUS +DOCUMENTS +CREATED +EXPIRES +LAST USED$/);
     expect(row).toMatch(
-      new RegExp(`^${id} +deploy bot +active +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC +.+ UTC +never$`),
+      new RegExp(`^${id} +deploy bot +active +published +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC +.+ UTC +never$`),
+    );
+    expect(rows.find((line) => line.startsWith(`${toolId} `))).toMatch(
+      /^key_\w+ +internal tool +active +any +.+ +- +never$/,
     );
     expect(row?.indexOf('active')).toBe(header?.indexOf('STATUS'));
+    expect(row?.indexOf('published')).toBe(header?.indexOf('DOCUMENTS'));
     expect(row?.indexOf('never')).toBe(header?.indexOf('LAST USED'));
     expect(listed.stdout + listed.stderr).not.toContain(key);
 
@@ -134,6 +157,8 @@ describe('npm run keys over MONGODB_URI', () => {
       [['create', 'x', '--expires', '1.5'], /whole number of days/],
       [['create', 'x', '--expires', '3651'], /whole number of days/],
       [['list', '--expires', '3'], /--expires applies to create only/],
+      [['revoke', UNKNOWN_ID, '--allow-arbitrary-documents'], /--allow-arbitrary-documents applies to create only/],
+      [['create', 'x', '--allow-arbitrary-documents=yes'], /--allow-arbitrary-documents' does not take an argument/],
       [['revoke'], /revoke needs the ID/],
       [['revoke', `psk_${'a'.repeat(43)}`], /not the key itself/],
     ];

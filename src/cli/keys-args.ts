@@ -1,28 +1,33 @@
-import { parseArgs } from 'node:util';
 import { ISSUED_KEY_PREFIX, keyNameProblem, MAX_EXPIRY_DAYS } from '../auth/api-key-store.ts';
+import { type HelpCommand, onlyOne, parseCommandLine, UsageError } from './args.ts';
 
 export type KeysCommand =
-  | { command: 'help' }
-  | { command: 'create'; name: string; expiresInDays: number | undefined; json: boolean }
+  | {
+      command: 'create';
+      name: string;
+      expiresInDays: number | undefined;
+      allowArbitraryDocuments: boolean;
+      json: boolean;
+    }
   | { command: 'list'; json: boolean }
   | { command: 'revoke'; id: string; json: boolean };
-
-/** The command line is wrong: exit 2, before anything touches the database. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
 
 export const USAGE = `Usage: npm run keys -- <command> [options]
 
 Issues, lists and revokes the API keys the service accepts (collection apiKeys of MONGODB_DB).
 
 Commands:
-  create NAME [--expires DAYS]  issue a key; it is printed once, only its SHA-256 digest is stored
+  create NAME [--expires DAYS] [--allow-arbitrary-documents]
+                                issue a key; it is printed once, only its SHA-256 digest is stored
   list                          every issued key with its status: active, expired or revoked
   revoke ID                     revoke a key by its id (key_..., see list)
 
 Options:
   --expires DAYS  create only: the key expires after DAYS days (1 to ${MAX_EXPIRY_DAYS}); default never
+  --allow-arbitrary-documents
+                  create only: the key may send GraphQL documents of its own. While the service runs
+                  with TRUSTED_DOCUMENTS=enforce, other issued keys may run only the documents
+                  published with npm run documents; this is for GraphiQL users and internal tools
   --json          print one JSON document on stdout and nothing else there
                   (run npm run --silent keys -- ..., or npm prints its banner on stdout too)
   -h, --help      this help
@@ -39,34 +44,27 @@ function parseDays(text: string): number {
   return days;
 }
 
-function onlyOne(command: string, what: string, positionals: string[], hint = ''): string {
-  const [value, ...extra] = positionals;
-  if (value === undefined) throw new UsageError(`${command} needs ${what}`);
-  if (extra.length > 0) throw new UsageError(`${command} takes only ${what}${hint}`);
-  return value;
-}
-
-export function parseKeysArgs(argv: string[]): KeysCommand {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    if (String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
-      throw new UsageError((error as Error).message);
-    }
-    throw error;
-  }
-  const { values, positionals } = parsed;
+export function parseKeysArgs(argv: string[]): KeysCommand | HelpCommand {
+  const { values, positionals } = parseCommandLine(argv, {
+    expires: { type: 'string' },
+    'allow-arbitrary-documents': { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
   const [command, ...rest] = positionals;
   if (values.help || command === undefined || command === 'help') return { command: 'help' };
-  if (values.expires !== undefined && command !== 'create') throw new UsageError('--expires applies to create only');
+  if (command !== 'create') {
+    if (values.expires !== undefined) throw new UsageError('--expires applies to create only');
+    if (values['allow-arbitrary-documents']) throw new UsageError('--allow-arbitrary-documents applies to create only');
+  }
   switch (command) {
     case 'create': {
       const name = onlyOne('create', 'a NAME', rest, ' (quote a name that has spaces)');
       const problem = keyNameProblem(name);
       if (problem) throw new UsageError(problem);
       const expiresInDays = values.expires === undefined ? undefined : parseDays(values.expires);
-      return { command, name, expiresInDays, json: values.json };
+      const allowArbitraryDocuments = values['allow-arbitrary-documents'];
+      return { command, name, expiresInDays, allowArbitraryDocuments, json: values.json };
     }
     case 'list':
       if (rest.length > 0) throw new UsageError('list takes no arguments');
@@ -84,17 +82,4 @@ export function parseKeysArgs(argv: string[]): KeysCommand {
       throw new UsageError(`unknown command ${shown}: use create, list or revoke`);
     }
   }
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      expires: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
 }

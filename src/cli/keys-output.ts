@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, RevokeOutcome } from '../auth/api-key-store.ts';
+import { iso, jsonAnswer, shortDate, table } from './text-format.ts';
 
 export type KeyStatus = 'active' | 'expired' | 'revoked';
 
@@ -16,18 +17,17 @@ export function keyStatus(record: ApiKeyRecord, now: Date): KeyStatus {
   return 'active';
 }
 
-const iso = (date: Date | null) => date?.toISOString() ?? null;
-/** Minutes are enough to tell keys apart by eye; --json has the milliseconds. */
-const shortDate = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+/** What `list` says in its DOCUMENTS column: any document, or only published ones under TRUSTED_DOCUMENTS=enforce. */
+const documentsAllowed = (record: ApiKeyRecord) => (record.allowArbitraryDocuments ? 'any' : 'published');
 
 export function createdJson({ key, record }: IssuedKey): string {
-  return json({
+  return jsonAnswer({
     id: record.id,
     name: record.name,
     key,
     createdAt: iso(record.createdAt),
     expiresAt: iso(record.expiresAt),
+    allowArbitraryDocuments: record.allowArbitraryDocuments,
   });
 }
 
@@ -35,6 +35,9 @@ export function createdText({ key, record }: IssuedKey): string {
   const expiry = record.expiresAt ? `valid until ${shortDate(record.expiresAt)}` : 'with no expiry';
   return [
     `Created key ${record.id} (${record.name}), ${expiry}.`,
+    record.allowArbitraryDocuments
+      ? 'It may send GraphQL documents of its own, even while the service runs with TRUSTED_DOCUMENTS=enforce.'
+      : 'While the service runs with TRUSTED_DOCUMENTS=enforce, it may run only published documents.',
     '',
     `  ${key}`,
     '',
@@ -46,7 +49,7 @@ export function createdText({ key, record }: IssuedKey): string {
 }
 
 export function listJson(records: ApiKeyRecord[], now: Date): string {
-  return json(
+  return jsonAnswer(
     records.map((record) => ({
       id: record.id,
       name: record.name,
@@ -55,37 +58,29 @@ export function listJson(records: ApiKeyRecord[], now: Date): string {
       revokedAt: iso(record.revokedAt),
       lastUsedAt: iso(record.lastUsedAt),
       status: keyStatus(record, now),
+      allowArbitraryDocuments: record.allowArbitraryDocuments,
     })),
   );
 }
 
 export function listText(records: ApiKeyRecord[], now: Date): string {
   if (records.length === 0) return 'No issued keys.\n';
-  const rows = [
-    ['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'LAST USED'],
+  return table([
+    ['ID', 'NAME', 'STATUS', 'DOCUMENTS', 'CREATED', 'EXPIRES', 'LAST USED'],
     ...records.map((record) => [
       record.id,
       record.name,
       keyStatus(record, now),
+      documentsAllowed(record),
       shortDate(record.createdAt),
       record.expiresAt ? shortDate(record.expiresAt) : '-',
       record.lastUsedAt ? shortDate(record.lastUsedAt) : 'never',
     ]),
-  ];
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return rows
-    .map(
-      (row) =>
-        `${row
-          .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-          .join('  ')
-          .trimEnd()}\n`,
-    )
-    .join('');
+  ]);
 }
 
 export function revokedJson({ outcome, key }: Revoked): string {
-  return json({
+  return jsonAnswer({
     id: key.id,
     name: key.name,
     revokedAt: iso(key.revokedAt),

@@ -7,15 +7,11 @@ import { startEmbeddedDatabase } from '../db/embedded.ts';
 import { readEmbeddedAddress } from '../db/embedded-address.ts';
 import { connectDatabase, type Database } from '../db/mongo.ts';
 import type { Cleanup } from './cleanup.ts';
+import { CommandFailure } from './failures.ts';
 
 /** A service starting on DATA_DIR publishes its database's address once that is ready: we wait this long. */
 const OWNER_WAIT_MS = 15_000;
 const OWNER_POLL_MS = 200;
-
-/** An expected failure of a command that was used right: one line on stderr, exit 1. */
-export class CommandFailure extends Error {
-  override name = 'CommandFailure';
-}
 
 interface Target {
   uri: string;
@@ -81,8 +77,11 @@ async function embeddedTarget(dataDir: string, log: (message: string) => void, c
   }
 }
 
-/** Connects to MONGODB_URI, or to DATA_DIR's embedded database; what it opens is closed by `cleanup`. */
-export async function openKeysDatabase(
+/**
+ * The database the `keys` and `documents` commands work on: MONGODB_URI, or DATA_DIR's embedded one.
+ * What it opens is closed by `cleanup`.
+ */
+export async function openCommandDatabase(
   config: Config,
   log: (message: string) => void,
   cleanup: Cleanup,
