@@ -41,9 +41,10 @@ const refusals: Record<DocumentRefusal, () => GraphQLError> = {
     ),
 };
 
+/** Not a well-formed GraphQL-over-HTTP request, so 400 whatever the media type (as Yoga answers it). */
 const nothingSent = () =>
   createGraphQLError('Send a GraphQL document as "query", or a published document\'s id as "documentId"', {
-    extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400, spec: true } },
+    extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } },
   });
 
 const notAString = () =>
