@@ -1,0 +1,27 @@
+import { CreatePetMutation, GetPetQuery, ListPetsQuery } from './operations.ts';
+import { createPetClient, PetClientError } from './pet-client.ts';
+
+// Adds a pet, reads it back by id, lists the first page: three published documents, no query text.
+const url = process.env.PETSTORE_URL ?? 'http://127.0.0.1:4000/graphql';
+const apiKey = process.env.PETSTORE_API_KEY;
+if (!apiKey) {
+  console.error('Set PETSTORE_API_KEY to a key of the service (npm run keys -- create NAME).');
+  process.exit(2);
+}
+
+const client = createPetClient({ url, apiKey });
+try {
+  const { createPet } = await client.execute(CreatePetMutation, {
+    input: { name: `Rex ${new Date().toISOString()}`, categoryId: 1, status: 'AVAILABLE' },
+  });
+  console.log('created', createPet);
+  const { pet } = await client.execute(GetPetQuery, { id: createPet.id });
+  console.log('read back', pet);
+  const { petsConnection } = await client.execute(ListPetsQuery, { first: 5 });
+  console.log(`first page: ${petsConnection.nodes.length} pets, more: ${petsConnection.pageInfo.hasNextPage}`);
+} catch (error) {
+  if (!(error instanceof PetClientError)) throw error;
+  // PERSISTED_QUERY_NOT_IN_LIST: the manifest was not published on this service's database yet.
+  console.error(`${error.message} (HTTP ${error.status})`);
+  process.exitCode = 1;
+}
