@@ -18,6 +18,8 @@ export function documentIdOf(text: string): string {
  * bare hex (Apollo's `sha256Hash`, codegen's manifest keys), in either case. Undefined: not one.
  */
 export function normalizeDocumentId(raw: string): string | undefined {
+  // The spec's form, as every client of ours sends it: taken as it is, with no copy.
+  if (DOCUMENT_ID.test(raw)) return raw;
   const hex = raw.startsWith('sha256:') ? raw.slice('sha256:'.length) : raw;
   return BARE_HASH.test(hex) ? `sha256:${hex.toLowerCase()}` : undefined;
 }
