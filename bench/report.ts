@@ -31,7 +31,7 @@ export function targetsTable(summary: Summary, store: StoreName): string {
   const rows = summary.rows.filter((row) => row.store === store);
   return table(
     [
-      ['operation', 'target', 'req/s', 'p50 ms', 'p99 ms', 'vs floor', 'failed', 'request'],
+      ['operation', 'target', 'req/s', 'p50 ms', 'p99 ms', 'vs floor', 'µs > floor', 'failed', 'request'],
       ...rows.map((row, index) => [
         index > 0 && rows[index - 1]!.operation === row.operation ? '' : OPERATION_LABEL[row.operation],
         row.target,
@@ -39,11 +39,12 @@ export function targetsTable(summary: Summary, store: StoreName): string {
         ms(row.p50Ms.median),
         ms(row.p99Ms.median),
         ratio(row.vsFloor.median),
+        row.target === 'floor' || Number.isNaN(row.usAboveFloor.median) ? '' : row.usAboveFloor.median.toFixed(0),
         String(row.failures),
         row.description,
       ]),
     ],
-    [0, 1, 7],
+    [0, 1, 8],
   );
 }
 
@@ -120,7 +121,8 @@ export function renderReport(outcome: Outcome): string {
     `Only the ratios mean anything: load generator, servers and database share this machine's ${cpus().length} cores.`,
     `autocannon ${outcome.autocannonVersion}, ${settings.connections} connections, ${settings.rounds} interleaved rounds ` +
       `of ${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s per run, ${settings.seedPets} pets seeded, Node ${process.version}.`,
-    'req/s and latencies: medians over rounds; "vs floor" and ratios: medians of the per-round ratios (not ratios of the medians).',
+    'req/s and latencies: medians over rounds; "vs floor" and ratios: medians of the per-round ratios (not ratios of the medians);',
+    '"µs > floor": the target\'s own time per request, 1e6/req/s minus the floor\'s in the same round, median over rounds.',
     `1-min load average ${loadAverage1m.before.toFixed(2)} before the run, ${loadAverage1m.after.toFixed(2)} after.`,
     '',
   ];

@@ -53,6 +53,8 @@ export interface Row {
   p99Ms: Spread;
   /** req/s over the floor's in the same round. */
   vsFloor: Spread;
+  /** The target's own time per request: 1/its req/s minus 1/the floor's, same round, in µs. */
+  usAboveFloor: Spread;
   failures: number;
 }
 
@@ -88,6 +90,10 @@ function perRound(
   );
 }
 
+/** A run's time per request in µs (10 connections: the inverse of throughput, not latency). */
+const perRequestUs = (run: Run) => 1e6 / run.requestsPerSecond;
+const minus = (a: number, b: number) => a - b;
+
 export function summarize(runs: RoundRun[], stores: StoreName[], targets: readonly Target[]) {
   const rows: Row[] = [];
   const ratios: Partial<Record<StoreName, Record<RatioName, Record<Operation, Spread>>>> = {};
@@ -111,6 +117,7 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
           p50Ms: spread(mine.map((run) => run.run.latencyMs.p50)),
           p99Ms: spread(mine.map((run) => run.run.latencyMs.p99)),
           vsFloor: perRound(runs, store, operation, target, 'floor', (run) => run.requestsPerSecond),
+          usAboveFloor: perRound(runs, store, operation, target, 'floor', perRequestUs, minus),
           failures: mine.reduce((sum, run) => sum + run.run.failures, 0),
         });
       }
@@ -125,8 +132,6 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
       perRound(runs, store, operation, 'rest', 'floor', (run) => run.latencyMs.p99),
     );
     ratios[store] = byName;
-    const perRequestUs = (run: Run) => 1e6 / run.requestsPerSecond;
-    const minus = (a: number, b: number) => a - b;
     redisLimiterCostUs[store] = perRound(runs, store, 'get', 'rest-redis', 'rest', perRequestUs, minus);
     byIdCostUs[store] = {
       get: perRound(runs, store, 'get', 'graphql-by-id', 'graphql', perRequestUs, minus),
