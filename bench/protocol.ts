@@ -11,6 +11,7 @@ export type CurveStore = `curve-${number}`;
 export const TARGETS = [
   'floor',
   'rest',
+  'rest-silent',
   'rest-redis',
   'sofa',
   'graphql',
@@ -31,6 +32,12 @@ export type Target = (typeof TARGETS)[number];
  * depend on the operation, so it runs `get` only.
  */
 export const REDIS_TARGET_OPERATIONS: readonly string[] = ['get'];
+
+/**
+ * `rest-silent` is `rest` with its logger at `silent`: no access log. `rest` beside it, in the same
+ * round, is what the info-level access log costs a request; the get shows it most.
+ */
+export const SILENT_TARGET_OPERATIONS: readonly string[] = ['get'];
 
 /**
  * `graphql-by-id` is `graphql` (the same service) sent each operation's published documentId

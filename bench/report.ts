@@ -128,6 +128,15 @@ export function renderReport(outcome: Outcome): string {
   ];
   for (const store of settings.stores) {
     lines.push(`== ${STORE_LABEL[store]} ==`, targetsTable(summary, store), '', ratiosTable(summary, store), '');
+    const share = summary.accessLogShare[store];
+    if (share && !Number.isNaN(share.median)) {
+      const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
+      lines.push(
+        `access log at info (rest) against silent (rest-silent), share of a REST get: ${percent(share.median)} ` +
+          `(${percent(share.min)} to ${percent(share.max)} over rounds; 1 - rest's req/s over rest-silent's)`,
+        '',
+      );
+    }
     const cost = summary.redisLimiterCostUs[store];
     if (cost && !Number.isNaN(cost.median)) {
       lines.push(

@@ -7,6 +7,7 @@ import { DOCUMENTS, NEW_PET } from './graphql-documents.ts';
 import {
   BY_ID_TARGET_OPERATIONS,
   REDIS_TARGET_OPERATIONS,
+  SILENT_TARGET_OPERATIONS,
   type StoreName,
   TARGETS,
   type Target,
@@ -48,6 +49,7 @@ const speaksGraphQL = (target: Target) => target === 'yoga' || target.startsWith
 /** Which operations a target runs: the extra ones (Redis limits, tracing) only where their cost shows. */
 function runs(target: Target, operation: Operation): boolean {
   if (target === 'rest-redis') return REDIS_TARGET_OPERATIONS.includes(operation);
+  if (target === 'rest-silent') return SILENT_TARGET_OPERATIONS.includes(operation);
   if (target === 'graphql-by-id') return BY_ID_TARGET_OPERATIONS.includes(operation);
   if (tracingModeOf(target)) return TRACING_TARGET_OPERATIONS.includes(operation);
   return true;

@@ -27,6 +27,7 @@ export const RATIOS = {
   'graphql / floor': { of: 'graphql', to: 'floor' },
   'yoga / floor': { of: 'yoga', to: 'floor' },
   'rest / sofa': { of: 'rest', to: 'sofa' },
+  'rest / rest-silent': { of: 'rest', to: 'rest-silent' },
   'rest-redis / rest': { of: 'rest-redis', to: 'rest' },
   'graphql / yoga': { of: 'graphql', to: 'yoga' },
   'graphql-by-id / graphql': { of: 'graphql-by-id', to: 'graphql' },
@@ -99,6 +100,8 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
   const ratios: Partial<Record<StoreName, Record<RatioName, Record<Operation, Spread>>>> = {};
   /** Microseconds a request costs more with its limits in Redis: 1/req/s of rest-redis minus rest's, on `get`. */
   const redisLimiterCostUs: Partial<Record<StoreName, Spread>> = {};
+  /** The info-level access log's share of a REST get: 1 - rest's req/s over rest-silent's, same round. */
+  const accessLogShare: Partial<Record<StoreName, Spread>> = {};
   /** Microseconds a request by documentId costs more than the same document sent whole (negative: less). */
   const byIdCostUs: Partial<Record<StoreName, Record<'get' | 'create', Spread>>> = {};
   /** Microseconds tracing adds to a get, at 0% and 100% sampling: 1/req/s of each minus tracing off's. */
@@ -132,6 +135,15 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
       perRound(runs, store, operation, 'rest', 'floor', (run) => run.latencyMs.p99),
     );
     ratios[store] = byName;
+    accessLogShare[store] = perRound(
+      runs,
+      store,
+      'get',
+      'rest',
+      'rest-silent',
+      (run) => run.requestsPerSecond,
+      (a, b) => 1 - a / b,
+    );
     redisLimiterCostUs[store] = perRound(runs, store, 'get', 'rest-redis', 'rest', perRequestUs, minus);
     byIdCostUs[store] = {
       get: perRound(runs, store, 'get', 'graphql-by-id', 'graphql', perRequestUs, minus),
@@ -141,7 +153,7 @@ export function summarize(runs: RoundRun[], stores: StoreName[], targets: readon
       TRACED.map((target) => [target, perRound(runs, store, 'get', target, untracedOf(target), perRequestUs, minus)]),
     ) as Record<Traced, Spread>;
   }
-  return { rows, ratios, redisLimiterCostUs, byIdCostUs, tracingCostUs };
+  return { rows, ratios, accessLogShare, redisLimiterCostUs, byIdCostUs, tracingCostUs };
 }
 
 function ratioRow(of: (operation: Operation) => Spread): Record<Operation, Spread> {

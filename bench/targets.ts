@@ -1,6 +1,7 @@
 // The request listeners compared over one repository. They differ only in the layers between
 // node:http and the repository, so their ratios to `floor` are those layers' cost; `rest-redis` differs
-// from `rest` only in where the rate limits count (Redis instead of memory). The tracing processes
+// from `rest` only in where the rate limits count (Redis instead of memory), `rest-silent` only in
+// its logger's level (silent: no access log). The tracing processes
 // (tracing-servers.ts) serve `ourService` alone.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -84,6 +85,8 @@ export interface OurServiceOptions {
   metrics?: Metrics;
   /** Tracing on (a tracing process): GraphQL spans, server spans named by route, trace ids in logs. */
   tracer?: Tracer;
+  /** `info` unless said: `silent` measures the service without its access log. */
+  logLevel?: string;
 }
 
 /** Our service over the pets, with the key the load generator sends, as main.ts composes it. */
@@ -94,7 +97,7 @@ export function ourService(pets: PetRepository, apiKey: string, options: OurServ
     config: parseConfig({ ...environment, ...options.env }),
     stores: memoryStoresAround(pets, publishedBenchDocuments()),
     // Level info to a real (if discarded) destination: the access log is part of what users run.
-    logger: createLogger('info', '/dev/null', { traceContext: options.tracer !== undefined }),
+    logger: createLogger(options.logLevel ?? 'info', '/dev/null', { traceContext: options.tracer !== undefined }),
     metrics: options.metrics ?? createMetrics(),
     ...(options.tracer ? { tracer: options.tracer } : {}),
   });
@@ -104,6 +107,7 @@ export function ourService(pets: PetRepository, apiKey: string, options: OurServ
 export function createTargets(pets: PetRepository, apiKey: string, redisUrl: string): Targets {
   const stores = memoryStoresAround(pets);
   const service = ourService(pets, apiKey);
+  const silentService = ourService(pets, apiKey, { logLevel: 'silent' });
   const redisMetrics = createMetrics();
   const redisService = ourService(pets, apiKey, { env: { REDIS_URL: redisUrl }, metrics: redisMetrics });
   // The peers get the same schema and the context our resolvers read, and nothing else.
@@ -126,6 +130,7 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
     listeners: {
       floor: floorListener(pets),
       rest: service.listener,
+      'rest-silent': silentService.listener,
       'rest-redis': redisService.listener,
       sofa: (req, res) => void sofa(req, res),
       graphql: service.listener,
@@ -135,6 +140,7 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
     ready: countingInRedis(redisMetrics),
     close: async () => {
       await service.close();
+      await silentService.close();
       await redisService.close();
     },
   };
