@@ -95,8 +95,10 @@ describe.skipIf(needs.skip)(needs.title('traces exported to a real OpenTelemetry
     expect(statement).toContain('_id');
     expect(statement).not.toMatch(new RegExp(`\\b${petId}\\b`));
     console.info(`REST get's database span: ${JSON.stringify(mongo?.attributes)}`);
-    const accessLine = logLines().find((line) => line.url === `/v1/pets/${petId}` && line.trace_id === caller.traceId);
-    expect(accessLine, 'the access-log line carries the caller trace id').toBeDefined();
+    // Log lines are written in batches, at least every 100 ms.
+    const accessLine = () =>
+      logLines().find((line) => line.url === `/v1/pets/${petId}` && line.trace_id === caller.traceId);
+    await expect.poll(accessLine, { message: 'the access-log line carries the caller trace id' }).toBeDefined();
     const path = [mongo, ...ancestry(mongo as CollectedSpan, spans)].map((span) => span?.name).join(' < ');
     console.info(`REST get, as the Collector received it (child to root): ${path}`);
   });
@@ -127,7 +129,7 @@ describe.skipIf(needs.skip)(needs.title('traces exported to a real OpenTelemetry
       (span) => span.kind === 'Client' && span.attributes['db.system.name'] === 'mongodb',
     ) as CollectedSpan;
     expect(ancestry(mongo, spans)).toContain(execute);
-    expect(logLines().some((line) => line.trace_id === caller.traceId)).toBe(true);
+    await expect.poll(() => logLines().some((line) => line.trace_id === caller.traceId)).toBe(true);
   });
 
   it('a frozen Collector costs no request more than a few milliseconds, and does not hold the drain', {
