@@ -49,16 +49,30 @@ interface ExecutionResult {
   errors?: readonly GraphQLError[];
 }
 
-function decodePathParams(raw: Readonly<Record<string, string>>): Record<string, string> {
-  const decoded: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw)) {
+function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  let decoded: Record<string, string> | undefined;
+  for (const name in raw) {
+    const value = raw[name] as string;
+    // Most ids are digits: nothing to decode, and no copy of the parameters.
+    if (!value.includes('%')) continue;
+    decoded ??= { ...raw };
     try {
       decoded[name] = decodeURIComponent(value);
     } catch {
       throw invalidParameter(name, 'is not valid percent-encoding');
     }
   }
-  return decoded;
+  return decoded ?? raw;
+}
+
+function executeIn(
+  enveloped: ReturnType<Envelop['getEnveloped']>,
+  operation: RestOperation,
+  request: RestRequest,
+  contextValue: unknown,
+): unknown {
+  const { document, variables } = operation;
+  return enveloped.execute({ schema: enveloped.schema, document, variableValues: variables(request), contextValue });
 }
 
 /**
@@ -80,17 +94,16 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
     return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
   }
 
-  async function execute(operation: RestOperation, call: RestCall, request: RestRequest) {
+  /** The operation's result through Yoga's envelop; the caller awaits it (one async frame per request, not two). */
+  function execute(operation: RestOperation, call: RestCall, request: RestRequest): unknown {
     const enveloped = envelop.getEnveloped({ identity: call });
     // Yoga builds the context synchronously; awaiting a value would still cost a microtask.
     const built = enveloped.contextFactory();
-    const contextValue = built instanceof Promise ? await built : built;
-    const result = (await enveloped.execute({
-      schema: enveloped.schema,
-      document: operation.document,
-      variableValues: operation.variables(request),
-      contextValue,
-    })) as ExecutionResult;
+    if (built instanceof Promise) return built.then((context) => executeIn(enveloped, operation, request, context));
+    return executeIn(enveloped, operation, request, built);
+  }
+
+  function answerOf(operation: RestOperation, result: ExecutionResult, request: RestRequest) {
     const [firstError] = result.errors ?? [];
     if (firstError || !result.data) throw firstError ?? new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
     return operation.respond(result.data, request);
@@ -109,7 +122,7 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
         body: operation.hasBody ? await readJsonBody(call.req, maxBodyBytes) : undefined,
         basePath,
       };
-      const answer = await execute(operation, call, request);
+      const answer = answerOf(operation, (await execute(operation, call, request)) as ExecutionResult, request);
       sendJson(call.res, answer.status, answer.body, answer.headers);
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.
