@@ -13,7 +13,7 @@ export function loggerOptions(level: string, { traceContext = false }: ServiceLo
 }
 
 /** Lines are handed on together once this many characters wait, or after this long. */
-export const LOG_BATCH_CHARACTERS = 16_000;
+export const LOG_BATCH_CHARACTERS = 4_096;
 export const LOG_BATCH_INTERVAL_MS = 100;
 
 /**
