@@ -2,6 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { ServerContext } from '../context.ts';
 import { ClientGoneError, DomainError, StorageFullError } from '../errors.ts';
+import type { ExecutionHooks } from './execution-hooks.ts';
 import { isOwnGraphQLError, rootCause } from './masked-errors.ts';
 
 /** A full store fails every write alike: one line this often says so, with how many failed since. */
@@ -49,15 +50,14 @@ export function createErrorLog(logger: Logger, now: () => number = Date.now) {
     }
   }
 
-  const plugin: Plugin = {
-    onExecute: ({ args }) => ({
-      onExecuteDone: ({ result }) => {
-        if (!('errors' in result) || !result.errors) return;
-        const reqId = (args.contextValue as Partial<ServerContext>).identity?.id;
-        for (const error of result.errors) if (!isOwnGraphQLError(error)) log(error, reqId);
-      },
-    }),
+  const afterExecution: ExecutionHooks = {
+    onExecuteDone: ({ args, result }) => {
+      if (!('errors' in result) || !result.errors) return;
+      const reqId = (args.contextValue as Partial<ServerContext>).identity?.id;
+      for (const error of result.errors) if (!isOwnGraphQLError(error)) log(error, reqId);
+    },
   };
+  const plugin: Plugin = { onExecute: () => afterExecution };
 
   return {
     plugin,

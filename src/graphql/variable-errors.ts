@@ -14,6 +14,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { badUserInput } from './errors.ts';
+import type { ExecutionHooks } from './execution-hooks.ts';
 
 interface VariableProblem {
   field: string;
@@ -103,14 +104,13 @@ function failedBeforeExecution(result: { data?: unknown; errors?: readonly Graph
  * graphql-jit) say it only in English sentences, each in its own words.
  */
 export function useVariableErrorCodes(): Plugin {
-  return {
-    onExecute: ({ args }) => ({
-      onExecuteDone: ({ result, setResult }) => {
-        if (!('errors' in result) || !failedBeforeExecution(result)) return;
-        const problems = findVariableProblems(args.schema, args.document, args.operationName, args.variableValues);
-        if (problems.length === 0) return;
-        setResult({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });
-      },
-    }),
+  const afterExecution: ExecutionHooks = {
+    onExecuteDone: ({ args, result, setResult }) => {
+      if (!('errors' in result) || !failedBeforeExecution(result)) return;
+      const problems = findVariableProblems(args.schema, args.document, args.operationName, args.variableValues);
+      if (problems.length === 0) return;
+      setResult({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });
+    },
   };
+  return { onExecute: () => afterExecution };
 }
