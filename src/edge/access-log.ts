@@ -37,7 +37,8 @@ export function createAccessLog(logger: Logger) {
     const msg = finished ? 'request' : 'client closed the connection before the response';
     destination.write(
       `{"level":${INFO}${time()}${pinoParts[chindingsSym] as string}${traced}` +
-        `${field('reqId', id)}${field('method', req.method)}${field('url', req.url)}${status},"ms":${ms}` +
+        // The request id (a token or a UUID, request-id.ts) and the method (a token, Node's parser) need no escaping.
+        `,"reqId":"${id}","method":"${req.method}"${field('url', req.url)}${status},"ms":${ms}` +
         // The published document a GraphQL request ran by id: a POST's URL does not show it.
         `${field('keyId', keyId)}${field('documentId', documentId)},"msg":"${msg}"}\n`,
     );
