@@ -4,7 +4,7 @@ import type { PublishedDocumentSource } from './persisted-document-store.ts';
 
 /** A document published or removed reaches every instance within this (plus one read of the ids). */
 export const PUBLISHED_DOCUMENTS_REFRESH_MS = 2_000;
-/** Texts kept per instance; past this the least recently used goes (and is read again when asked for). */
+/** Texts kept per instance; past this the first read goes (and is read again when asked for). */
 const MAX_CACHED_TEXTS = 1_000;
 
 export interface PublishedDocuments {
@@ -75,13 +75,12 @@ export function createPublishedDocuments(options: {
 
   return {
     lookup(id) {
-      if (!published.has(id)) return null;
+      // Texts of ids no longer published leave the cache at each read of the ids, so a cached one is published.
+      // No reordering per hit (a least-recently-used order cost more per request than it could save):
+      // past MAX_CACHED_TEXTS, the first read goes.
       const text = texts.get(id);
-      if (text === undefined) return read(id);
-      // Most recently used last: the Map's order is the eviction order.
-      texts.delete(id);
-      texts.set(id, text);
-      return text;
+      if (text !== undefined) return text;
+      return published.has(id) ? read(id) : null;
     },
     has: (id) => published.has(id),
     firstRead: reads.firstRead,

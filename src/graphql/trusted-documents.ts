@@ -121,7 +121,8 @@ export function useTrustedDocuments(options: {
       if (sent !== undefined) {
         if (params.query != null) throw refuse(identity, 'document_and_id');
         if (typeof sent !== 'string') throw notAString();
-        const id = normalizeDocumentId(sent);
+        // A published id as the spec writes it (every client of ours) needs no normalising, nor its regex.
+        const id = documents.has(sent) ? sent : normalizeDocumentId(sent);
         if (id === undefined || !documents.has(id)) throw refuse(identity, 'not_in_list');
         identity.documentId = id;
         return;
