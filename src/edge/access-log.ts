@@ -14,7 +14,7 @@ const field = (name: string, value: string | undefined): string => (value ? `,"$
  * One JSON line per request once its response is sent (or the client went away), with the request
  * id the client got back. The line is the one pino would write for these fields (level, time, the
  * logger's bindings, the fields in this order, msg), built here directly: pino's generic walk over
- * the same object cost twice as much, and this runs on every request. Lines still go to the logger's
+ * the same object cost nearly twice as much (README, decisions), and this runs on every request. Lines still go to the logger's
  * own destination, in order with the others. While tracing, the request's trace and server span ids
  * are given explicitly: the line is written from the response's 'close' event, whose context is not
  * necessarily the request's.
