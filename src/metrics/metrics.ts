@@ -1,6 +1,7 @@
 import type { MongoClient } from 'mongodb';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { watchConnectionPool } from './connection-pool.ts';
+import { createRequestDurations } from './request-durations.ts';
 
 /**
  * Node's process metrics (CPU, memory, event loop lag, GC, handles), registered once per process:
@@ -46,12 +47,10 @@ function defineMetrics(registry: Registry) {
     new Counter<L>({ name, help, labelNames, registers });
   const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
   return {
-    httpDuration: new Histogram({
+    httpDuration: createRequestDurations(registry, {
       name: 'http_request_duration_seconds',
       help: 'Time from a request arriving to its response being sent, by route template, method and status.',
-      labelNames: ['route', 'method', 'status'] as const,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
     }),
     graphqlOperations: counter(
       'graphql_operations_total',
@@ -124,7 +123,7 @@ export function createMetrics() {
     })(),
 
     observeRequest(route: string, method: string, status: number, seconds: number): void {
-      httpDuration.observe({ route, method, status: String(status) }, seconds);
+      httpDuration.observe(route, method, status, seconds);
     },
 
     /** `documentId`: the published document the operation ran by, '' for one sent whole. */
