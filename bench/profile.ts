@@ -10,14 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { LOG_LEVELS } from '../src/config.ts';
 import { checkOnce, load } from './measure.ts';
 import { formatReport, reportProfile } from './profile-report.ts';
 import type { ProfileServerConfig, ProfileWindow } from './profile-server.ts';
 import type { Target } from './protocol.ts';
 import { OPERATIONS, type Operation, scenariosFor } from './scenarios.ts';
 
-const TARGETS = ['floor', 'rest', 'graphql', 'graphql-by-id'] as const satisfies readonly Target[];
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+const PROFILED_TARGETS = ['floor', 'rest', 'graphql', 'graphql-by-id'] as const satisfies readonly Target[];
 const SEEDED = 200;
 const SAMPLE_ID = 100;
 const READY_WITHIN_MS = 60_000;
@@ -25,7 +25,7 @@ const EXIT_WITHIN_MS = 30_000;
 
 function usage(problem: string): never {
   console.error(
-    `${problem}\nusage: npm run profile -- ${TARGETS.join('|')} ${OPERATIONS.join('|')} [--level info] [--seconds 8]`,
+    `${problem}\nusage: npm run profile -- ${PROFILED_TARGETS.join('|')} ${OPERATIONS.join('|')} [--level info] [--seconds 8]`,
   );
   process.exit(2);
 }
@@ -36,9 +36,9 @@ const { positionals, values } = parseArgs({
 });
 const [target = 'rest', operation = 'get'] = positionals as [Target?, Operation?];
 const seconds = Number(values.seconds);
-if (!(TARGETS as readonly string[]).includes(target)) usage(`unknown target ${target}`);
+if (!(PROFILED_TARGETS as readonly string[]).includes(target)) usage(`unknown target ${target}`);
 if (!(OPERATIONS as readonly string[]).includes(operation)) usage(`unknown operation ${operation}`);
-if (!LEVELS.includes(values.level)) usage(`unknown level ${values.level}`);
+if (!(LOG_LEVELS as readonly string[]).includes(values.level)) usage(`unknown level ${values.level}`);
 if (!(seconds >= 1)) usage(`--seconds ${values.seconds}: expected a number >= 1`);
 
 /** The child's next message of this type, within the deadline. */

@@ -3,7 +3,8 @@ import { trustedProxyProblem } from './edge/client-address.ts';
 import type { RateLimitSettings } from './edge/rate-limits.ts';
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const commaList = (raw: string) =>
   raw
