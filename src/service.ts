@@ -15,6 +15,9 @@ import { createEdgeListener } from './edge/listener.ts';
 import { createRateLimits } from './edge/rate-limits.ts';
 import { createRedisLimiterStore } from './edge/redis-limiter-store.ts';
 import { createRoutes } from './edge/routes.ts';
+import { createDirectExecution } from './graphql/direct-execution.ts';
+import { createErrorLog } from './graphql/error-log.ts';
+import { createListSizeCheck } from './graphql/list-size.ts';
 import { schema } from './graphql/schema/index.ts';
 import { createIdempotentCreates } from './idempotency/idempotent-create.ts';
 import { schedulePurge } from './idempotency/purge-schedule.ts';
@@ -25,6 +28,7 @@ import { createRestExecutor } from './rest/executor.ts';
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
+import { createExecuteSpans } from './telemetry/graphql-spans.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
 import { createGraphQLServer, GRAPHQL_ENDPOINT } from './yoga.ts';
 
@@ -52,7 +56,7 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Execution, shared by both faces: Yoga with the resolvers' context, and the REST executor over its envelop. */
+/** Execution, shared by both faces: Yoga, and the direct execution (REST) with the same context and rules. */
 function createExecution({ config, stores, logger, metrics, tracer }: ServiceDependencies) {
   const idempotentCreates = createIdempotentCreates({
     pets: stores.pets,
@@ -66,18 +70,29 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
     logger,
     onDatabaseError: metrics.countDatabaseError,
   });
+  const createContext = createContextFactory(stores.pets, createPetUseCase(stores.pets, idempotentCreates));
+  // One of each rule for both paths: Yoga's plugins and the direct execution call the same functions.
+  const errorLog = createErrorLog(logger);
+  const listSizeCheck = createListSizeCheck(config.MAX_GRAPHQL_LIST_ITEMS);
   const yoga = createGraphQLServer({
-    createContext: createContextFactory(stores.pets, createPetUseCase(stores.pets, idempotentCreates)),
+    createContext,
     logger,
-    maxListItems: config.MAX_GRAPHQL_LIST_ITEMS,
+    errorLog,
+    listSizeCheck,
     metrics,
     trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
     tracer,
   });
+  const direct = createDirectExecution({
+    schema,
+    createContext,
+    errorLog,
+    listSizeCheck,
+    ...(tracer ? { executeSpans: createExecuteSpans(tracer) } : {}),
+  });
   const basePath = config.REST_BASE_PATH;
   const rest = createRestExecutor({
-    schema,
-    envelop: yoga,
+    execution: direct,
     basePath,
     maxBodyBytes: config.MAX_BODY_BYTES,
     logger,

@@ -4,8 +4,8 @@ import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, ServerContext } from './context.ts';
 import type { PublishedDocuments } from './documents/published-documents.ts';
-import { createErrorLog } from './graphql/error-log.ts';
-import { useListSizeLimit } from './graphql/list-size.ts';
+import type { ErrorLog } from './graphql/error-log.ts';
+import { type ListSizeCheck, useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
 import { useOperationMetrics } from './graphql/operation-metrics.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
@@ -21,8 +21,10 @@ export const GRAPHQL_ENDPOINT = '/graphql';
 export interface GraphQLServerOptions {
   createContext: (serverContext: ServerContext) => Context;
   logger: Logger;
+  /** Shared with the direct execution, so an error is logged once whichever path ran it. */
+  errorLog: ErrorLog;
   /** Most pets one operation may ask for (see useListSizeLimit). */
-  maxListItems: number;
+  listSizeCheck: ListSizeCheck;
   metrics: Metrics;
   /** The published documents clients may name by id, and who may send documents of their own. */
   trustedDocuments: { mode: TrustedDocumentsMode; documents: PublishedDocuments };
@@ -32,11 +34,11 @@ export interface GraphQLServerOptions {
 
 /**
  * Yoga for GraphQL execution only: the edge in front of it answers health, readiness, GraphiQL and
- * authentication, so none of Yoga's own HTTP extras run here. The REST executor shares its envelop.
+ * authentication, so none of Yoga's own HTTP extras run here. REST, and GraphQL documents Yoga has
+ * validated before, run through the direct execution instead (graphql/direct-execution.ts), with the same rules.
  */
 export function createGraphQLServer(options: GraphQLServerOptions) {
-  const { createContext, logger, maxListItems, metrics, trustedDocuments, tracer } = options;
-  const errorLog = createErrorLog(logger);
+  const { createContext, logger, errorLog, listSizeCheck, metrics, trustedDocuments, tracer } = options;
   const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
   return createYoga<ServerContext, Context>({
     schema,
@@ -64,7 +66,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       // Before Yoga's masking (it comes after every plugin here): it sees what the resolvers threw.
       errorLog.plugin,
       ...useQueryLimits(),
-      useListSizeLimit({ maxItems: maxListItems }),
+      useListSizeLimit(listSizeCheck),
       useVariableErrorCodes(),
       useGraphQlJit(),
       // After the JIT, whose onExecute replaces the execute function without chaining.

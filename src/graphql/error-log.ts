@@ -50,11 +50,15 @@ export function createErrorLog(logger: Logger, now: () => number = Date.now) {
     }
   }
 
+  /** Every error of a result that a resolver threw (our own GraphQLErrors are the client's, not logged). */
+  function logResultErrors(errors: readonly unknown[], reqId: string | undefined): void {
+    for (const error of errors) if (!isOwnGraphQLError(error)) log(error, reqId);
+  }
+
   const afterExecution: ExecutionHooks = {
     onExecuteDone: ({ args, result }) => {
       if (!('errors' in result) || !result.errors) return;
-      const reqId = (args.contextValue as Partial<ServerContext>).identity?.id;
-      for (const error of result.errors) if (!isOwnGraphQLError(error)) log(error, reqId);
+      logResultErrors(result.errors, (args.contextValue as Partial<ServerContext>).identity?.id);
     },
   };
   const plugin: Plugin = { onExecute: () => afterExecution };
@@ -62,6 +66,7 @@ export function createErrorLog(logger: Logger, now: () => number = Date.now) {
   return {
     plugin,
     log,
+    logResultErrors,
     /** Whether this error was logged here already (Yoga reports each error it masks once more). */
     wasLogged: (error: unknown): boolean => {
       const cause = rootCause(error);

@@ -157,13 +157,11 @@ export function queryTooLarge(items: number, maxItems: number): GraphQLError {
 }
 
 /**
- * A cost limit that counts list sizes: one operation may ask for at most `maxItems` pets, counted
- * from its arguments (variables included, with defaults of 20) and refused before any resolver
- * runs. GraphQL Armor's cost limit counts fields, not the items a list argument asks for.
+ * The list-size limit for one execution, with its variables: the error that refuses it, or undefined.
+ * Documents are parsed once and cached (Yoga's cache, the REST routes' constants), so whether one
+ * asks for a list at all is worked out once: most (a pet by id) never need the walk per request.
  */
-export function useListSizeLimit({ maxItems }: { maxItems: number }): Plugin {
-  // Documents are parsed once and cached (Yoga's cache, the REST routes' constants), so whether one
-  // asks for a list at all is worked out once: most (a pet by id) never need the walk per request.
+export function createListSizeCheck(maxItems: number) {
   const asksForLists = new WeakMap<DocumentNode, boolean>();
   const hasSizedList = (schema: GraphQLSchema, document: DocumentNode): boolean => {
     let known = asksForLists.get(document);
@@ -176,6 +174,29 @@ export function useListSizeLimit({ maxItems }: { maxItems: number }): Plugin {
     }
     return known;
   };
+  return (
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    variables: Readonly<Record<string, unknown>> | null | undefined,
+  ): GraphQLError | undefined => {
+    if (!hasSizedList(schema, document)) return undefined;
+    const operation = selectedOperation(document, operationName);
+    if (!operation) return undefined;
+    const { items, problem } = measure(schema, document, operation, variables ?? {});
+    if (problem) return problem;
+    return items > maxItems ? queryTooLarge(items, maxItems) : undefined;
+  };
+}
+
+export type ListSizeCheck = ReturnType<typeof createListSizeCheck>;
+
+/**
+ * A cost limit that counts list sizes: one operation may ask for at most `maxItems` pets, counted
+ * from its arguments (variables included, with defaults of 20) and refused before any resolver
+ * runs. GraphQL Armor's cost limit counts fields, not the items a list argument asks for.
+ */
+export function useListSizeLimit(check: ListSizeCheck): Plugin {
   return {
     onValidate: ({ params, setResult }) => {
       for (const definition of params.documentAST.definitions) {
@@ -185,12 +206,8 @@ export function useListSizeLimit({ maxItems }: { maxItems: number }): Plugin {
       }
     },
     onExecute: ({ args, setResultAndStopExecution }) => {
-      if (!hasSizedList(args.schema, args.document)) return;
-      const operation = selectedOperation(args.document, args.operationName);
-      if (!operation) return;
-      const { items, problem } = measure(args.schema, args.document, operation, args.variableValues ?? {});
+      const problem = check(args.schema, args.document, args.operationName, args.variableValues);
       if (problem) setResultAndStopExecution({ errors: [problem] });
-      else if (items > maxItems) setResultAndStopExecution({ errors: [queryTooLarge(items, maxItems)] });
     },
   };
 }

@@ -92,8 +92,10 @@ function findVariableProblems(
   return problems;
 }
 
+type Result = { data?: unknown; errors?: readonly GraphQLError[] };
+
 /** No data and no error with a path: execution never started (variables, or the operation, were refused). */
-function failedBeforeExecution(result: { data?: unknown; errors?: readonly GraphQLError[] }): boolean {
+function failedBeforeExecution(result: Result): boolean {
   const errors = result.errors ?? [];
   return result.data == null && errors.length > 0 && errors.every((error) => error.path === undefined);
 }
@@ -101,15 +103,28 @@ function failedBeforeExecution(result: { data?: unknown; errors?: readonly Graph
 /**
  * Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as the zod rules'. Which
  * variables are wrong is worked out again from the types and values: the executors (graphql-js, or
- * graphql-jit) say it only in English sentences, each in its own words.
+ * graphql-jit) say it only in English sentences, each in its own words. Any other result is returned as it is.
  */
+export function withVariableErrorCodes<R extends Result>(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+  result: R,
+): R {
+  if (!failedBeforeExecution(result)) return result;
+  const problems = findVariableProblems(schema, document, operationName, variables);
+  if (problems.length === 0) return result;
+  return { ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) };
+}
+
+/** withVariableErrorCodes on every execution through Yoga's envelop. */
 export function useVariableErrorCodes(): Plugin {
   const afterExecution: ExecutionHooks = {
     onExecuteDone: ({ args, result, setResult }) => {
-      if (!('errors' in result) || !failedBeforeExecution(result)) return;
-      const problems = findVariableProblems(args.schema, args.document, args.operationName, args.variableValues);
-      if (problems.length === 0) return;
-      setResult({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });
+      if (!('errors' in result)) return;
+      const coded = withVariableErrorCodes(args.schema, args.document, args.operationName, args.variableValues, result);
+      if (coded !== result) setResult(coded);
     },
   };
   return { onExecute: () => afterExecution };

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GraphQLError, type GraphQLSchema, validate } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import type { RequestIdentity, ServerContext } from '../context.ts';
+import type { RequestIdentity } from '../context.ts';
+import type { CompiledOperation, DirectExecution } from '../graphql/direct-execution.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { sendError } from '../http/send-error.ts';
 import { sendJson } from '../http/send-json.ts';
@@ -10,20 +11,6 @@ import { createDeprecationTracker } from './deprecation.ts';
 import { invalidParameter, RestError, restErrorFromGraphQL } from './http-errors.ts';
 import { readJsonBody } from './request-body.ts';
 import { REST_OPERATIONS, type RestOperation, type RestRequest } from './routes.ts';
-
-/** The part of Yoga the executor needs: its envelop (context factory, plugins, masking, execute). */
-export interface Envelop {
-  getEnveloped(initialContext: ServerContext): {
-    schema: GraphQLSchema;
-    contextFactory(): Promise<unknown> | unknown;
-    execute(args: {
-      schema: GraphQLSchema;
-      document: unknown;
-      variableValues: Record<string, unknown>;
-      contextValue: unknown;
-    }): Promise<unknown> | unknown;
-  };
-}
 
 /** One authenticated request for an operation, as the edge hands it over. */
 export interface RestCall extends RequestIdentity {
@@ -36,17 +23,11 @@ export interface RestCall extends RequestIdentity {
 }
 
 export interface RestExecutorOptions {
-  schema: GraphQLSchema;
-  envelop: Envelop;
+  execution: DirectExecution;
   basePath: string;
   maxBodyBytes: number;
   logger: Logger;
   metrics: Metrics;
-}
-
-interface ExecutionResult {
-  data?: Record<string, unknown> | null;
-  errors?: readonly GraphQLError[];
 }
 
 function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
@@ -65,27 +46,15 @@ function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Recor
   return decoded ?? raw;
 }
 
-function executeIn(
-  enveloped: ReturnType<Envelop['getEnveloped']>,
-  operation: RestOperation,
-  request: RestRequest,
-  contextValue: unknown,
-): unknown {
-  const { document, variables } = operation;
-  return enveloped.execute({ schema: enveloped.schema, document, variableValues: variables(request), contextValue });
-}
-
 /**
- * Runs the contract's operations: each a pre-parsed operation of the GraphQL schema, executed through
- * Yoga's envelop (same context factory, plugins and error masking as /graphql) and written straight
- * to node:http, with no fetch Request/Response in between. Business rules live in the schema.
+ * Runs the contract's operations: each a pre-parsed operation of the GraphQL schema, compiled once
+ * and run by the same direct execution as the GraphQL fast path (same context, executor, rules and
+ * masking as Yoga's envelop), and written straight to node:http, with no fetch Request/Response in
+ * between. Business rules live in the schema.
  */
-export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, logger, metrics }: RestExecutorOptions) {
+export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, metrics }: RestExecutorOptions) {
   const trackDeprecatedUse = createDeprecationTracker(logger);
-  for (const operation of REST_OPERATIONS) {
-    const [error] = validate(schema, operation.document);
-    if (error) throw new Error(`REST operation ${operation.operationId} does not match the schema: ${error.message}`);
-  }
+  const compiled = new Map(REST_OPERATIONS.map((operation) => [operation, execution.compile(operation.document)]));
 
   function toRestError(error: unknown, operation: RestOperation, reqId: string): RestError {
     if (error instanceof RestError) return error;
@@ -94,13 +63,9 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
     return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
   }
 
-  /** The operation's result through Yoga's envelop; the caller awaits it (one async frame per request, not two). */
-  function execute(operation: RestOperation, call: RestCall, request: RestRequest): unknown {
-    const enveloped = envelop.getEnveloped({ identity: call });
-    // Yoga builds the context synchronously; awaiting a value would still cost a microtask.
-    const built = enveloped.contextFactory();
-    if (built instanceof Promise) return built.then((context) => executeIn(enveloped, operation, request, context));
-    return executeIn(enveloped, operation, request, built);
+  /** The operation's result; the caller awaits it (one async frame per request, not two). */
+  function execute(operation: RestOperation, call: RestCall, request: RestRequest) {
+    return execution.run(compiled.get(operation) as CompiledOperation, call, operation.variables(request));
   }
 
   function answerOf(operation: RestOperation, result: ExecutionResult, request: RestRequest) {
@@ -122,7 +87,7 @@ export function createRestExecutor({ schema, envelop, basePath, maxBodyBytes, lo
         body: operation.hasBody ? await readJsonBody(call.req, maxBodyBytes) : undefined,
         basePath,
       };
-      const answer = answerOf(operation, (await execute(operation, call, request)) as ExecutionResult, request);
+      const answer = answerOf(operation, await execute(operation, call, request), request);
       sendJson(call.res, answer.status, answer.body, answer.headers);
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.

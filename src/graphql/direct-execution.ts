@@ -1,0 +1,106 @@
+import type { Attributes } from '@opentelemetry/api';
+import { type DocumentNode, type ExecutionResult, type GraphQLSchema, getOperationAST, validate } from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { Context, RequestIdentity, ServerContext } from '../context.ts';
+import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
+import type { ErrorLog } from './error-log.ts';
+import type { ListSizeCheck } from './list-size.ts';
+import { maskError } from './masked-errors.ts';
+import { withVariableErrorCodes } from './variable-errors.ts';
+
+type Variables = Readonly<Record<string, unknown>>;
+
+/** One operation of a document that is known to be valid, compiled by graphql-jit once. */
+export interface CompiledOperation {
+  document: DocumentNode;
+  operationName: string | undefined;
+  query: CompiledQuery['query'];
+  /** graphql-jit's serialiser for this operation's results, as Yoga uses it. */
+  stringify: CompiledQuery['stringify'];
+  /** The execute span's attributes, while tracing. */
+  spanAttributes: Attributes | undefined;
+}
+
+export interface DirectExecutionOptions {
+  schema: GraphQLSchema;
+  createContext: (serverContext: ServerContext) => Context;
+  errorLog: ErrorLog;
+  listSizeCheck: ListSizeCheck;
+  /** While tracing: the execute span. */
+  executeSpans?: ExecuteSpans;
+}
+
+/**
+ * Runs operations whose documents are already parsed and validated (REST's own, and those Yoga has
+ * validated for the GraphQL fast path) without Yoga's per-request envelop: the same context, the
+ * same graphql-jit executor, and the same rules, in the order Yoga's plugins apply them (list-size
+ * limit, variable codes, error log, masking). The plugins call the same functions (yoga.ts), so there
+ * is one source for each rule; `test/direct-execution.test.ts` holds the two paths' answers equal.
+ */
+export function createDirectExecution({
+  schema,
+  createContext,
+  errorLog,
+  listSizeCheck,
+  executeSpans,
+}: DirectExecutionOptions) {
+  /** Compiles one operation; throws when the document does not match the schema (a bug in ours). */
+  function compile(document: DocumentNode, operationName?: string): CompiledOperation {
+    const name = operationName ?? getOperationAST(document)?.name?.value ?? 'anonymous';
+    const [invalid] = validate(schema, document);
+    if (invalid) throw new Error(`operation ${name} does not match the schema: ${invalid.message}`);
+    const compiled = compileQuery(schema, document, operationName);
+    if (!isCompiledQuery(compiled))
+      throw new Error(`operation ${name} does not compile: ${compiled.errors?.[0]?.message}`);
+    return {
+      document,
+      operationName,
+      query: compiled.query.bind(compiled),
+      stringify: compiled.stringify,
+      spanAttributes: executeSpans?.attributesOf(document, operationName),
+    };
+  }
+
+  function coded(operation: CompiledOperation, variables: Variables, result: ExecutionResult): ExecutionResult {
+    return withVariableErrorCodes(schema, operation.document, operation.operationName, variables, result);
+  }
+
+  function execute(
+    operation: CompiledOperation,
+    identity: RequestIdentity,
+    variables: Variables,
+  ): ExecutionResult | Promise<ExecutionResult> {
+    const refused = listSizeCheck(schema, operation.document, operation.operationName, variables);
+    if (refused) return { errors: [refused] };
+    const result = operation.query(undefined, createContext({ identity }), variables);
+    return result instanceof Promise
+      ? result.then((done) => coded(operation, variables, done))
+      : coded(operation, variables, result);
+  }
+
+  /** What a client may see: each error a resolver threw is logged once, then masked. */
+  function masked(result: ExecutionResult, identity: RequestIdentity): ExecutionResult {
+    if (!result.errors?.length) return result;
+    errorLog.logResultErrors(result.errors, identity.id);
+    return { ...result, errors: result.errors.map(maskError) };
+  }
+
+  return {
+    compile,
+    /** The operation's result as a client may see it; a promise only when a resolver was asynchronous. */
+    run(
+      operation: CompiledOperation,
+      identity: RequestIdentity,
+      variables: Variables,
+    ): ExecutionResult | Promise<ExecutionResult> {
+      const { spanAttributes } = operation;
+      const result =
+        executeSpans && spanAttributes
+          ? executeSpans.run(spanAttributes, () => execute(operation, identity, variables))
+          : execute(operation, identity, variables);
+      return result instanceof Promise ? result.then((done) => masked(done, identity)) : masked(result, identity);
+    },
+  };
+}
+
+export type DirectExecution = ReturnType<typeof createDirectExecution>;
