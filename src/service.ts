@@ -9,6 +9,7 @@ import { createPublishedDocuments } from './documents/published-documents.ts';
 import { createAuthentication } from './edge/authenticate.ts';
 import { clientAddressOf } from './edge/client-address.ts';
 import { createDrain } from './edge/drain.ts';
+import { createGraphQLFastPath } from './edge/graphql-fast-path.ts';
 import { createGraphQLRequests } from './edge/graphql-request.ts';
 import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
@@ -19,6 +20,7 @@ import { createDirectExecution } from './graphql/direct-execution.ts';
 import { createErrorLog } from './graphql/error-log.ts';
 import { createListSizeCheck } from './graphql/list-size.ts';
 import { schema } from './graphql/schema/index.ts';
+import { createValidatedDocuments } from './graphql/validated-documents.ts';
 import { createIdempotentCreates } from './idempotency/idempotent-create.ts';
 import { schedulePurge } from './idempotency/purge-schedule.ts';
 import type { Metrics } from './metrics/metrics.ts';
@@ -74,6 +76,8 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
   // One of each rule for both paths: Yoga's plugins and the direct execution call the same functions.
   const errorLog = createErrorLog(logger);
   const listSizeCheck = createListSizeCheck(config.MAX_GRAPHQL_LIST_ITEMS);
+  // While tracing, every GraphQL request goes through Yoga: its parse and validate spans are part of the trace.
+  const validatedDocuments = tracer ? undefined : createValidatedDocuments();
   const yoga = createGraphQLServer({
     createContext,
     logger,
@@ -82,6 +86,7 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
     metrics,
     trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
     tracer,
+    ...(validatedDocuments ? { validatedDocuments } : {}),
   });
   const direct = createDirectExecution({
     schema,
@@ -98,9 +103,19 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
     logger,
     metrics,
   });
+  const fastPath =
+    validatedDocuments &&
+    createGraphQLFastPath({
+      execution: direct,
+      documents: validatedDocuments,
+      metrics,
+      // The trusted-documents gate lets these through untouched (trusted-documents.ts).
+      mayRunWholeDocuments: (scope) => config.TRUSTED_DOCUMENTS === 'off' || scope.arbitraryDocuments,
+    });
   const graphql = createGraphQLRequests(
     (req, res, context) => yoga.handle(req, res, context),
     config.MAX_GRAPHQL_BODY_BYTES,
+    fastPath,
   );
   return {
     rest,

@@ -11,6 +11,7 @@ import { useOperationMetrics } from './graphql/operation-metrics.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
 import { schema } from './graphql/schema/index.ts';
 import { type TrustedDocumentsMode, useTrustedDocuments } from './graphql/trusted-documents.ts';
+import type { ValidatedDocuments } from './graphql/validated-documents.ts';
 import { useVariableErrorCodes } from './graphql/variable-errors.ts';
 import { createYogaLogger } from './graphql/yoga-logger.ts';
 import type { Metrics } from './metrics/metrics.ts';
@@ -30,6 +31,8 @@ export interface GraphQLServerOptions {
   trustedDocuments: { mode: TrustedDocumentsMode; documents: PublishedDocuments };
   /** While tracing: parse, validate and execute spans. */
   tracer?: Tracer;
+  /** Learns the documents Yoga found valid, for the fast path. */
+  validatedDocuments?: ValidatedDocuments;
 }
 
 /**
@@ -38,7 +41,8 @@ export interface GraphQLServerOptions {
  * validated before, run through the direct execution instead (graphql/direct-execution.ts), with the same rules.
  */
 export function createGraphQLServer(options: GraphQLServerOptions) {
-  const { createContext, logger, errorLog, listSizeCheck, metrics, trustedDocuments, tracer } = options;
+  const { createContext, logger, errorLog, listSizeCheck, metrics, trustedDocuments, tracer, validatedDocuments } =
+    options;
   const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
   return createYoga<ServerContext, Context>({
     schema,
@@ -71,6 +75,8 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       useGraphQlJit(),
       // After the JIT, whose onExecute replaces the execute function without chaining.
       ...(tracing ? [tracing.activate] : []),
+      // Last: a document is learnt only once every plugin that could refuse it has passed it.
+      ...(validatedDocuments ? [validatedDocuments.plugin] : []),
     ],
   });
 }

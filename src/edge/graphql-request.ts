@@ -3,6 +3,7 @@ import type { ServerContext } from '../context.ts';
 import { BodyTooLargeError, readBody } from '../http/read-body.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
+import type { GraphQLFastPath } from './graphql-fast-path.ts';
 
 type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
 
@@ -33,10 +34,11 @@ export function parsedGraphQLBody(contentType: string | undefined, bytes: Buffer
 type YogaListener = (req: IncomingMessage, res: ServerResponse, context: ServerContext) => unknown;
 
 /**
- * /graphql after authentication: the edge reads POST bodies itself, under its limit, and hands Yoga
- * the parsed body (Yoga's own limiter halved throughput); Yoga gets the request's identity.
+ * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
+ * answers the ordinary POSTs it can (graphql-fast-path.ts), and Yoga gets the rest, with the parsed
+ * body (Yoga's own limiter halved throughput) and the request's identity.
  */
-export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number) {
+export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, fastPath?: GraphQLFastPath) {
   const badRequest = (scope: RequestScope, message: string) =>
     sendError(scope.res, 'graphql', { status: 400, code: 'BAD_REQUEST', message });
 
@@ -55,6 +57,8 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number) 
       if (bytes.length === 0) return badRequest(scope, 'The request body is empty: send a JSON object with a "query"');
       const parsed = parsedGraphQLBody(req.headers['content-type'], bytes);
       if (!parsed.ok) return badRequest(scope, parsed.message);
+      const answered = fastPath?.(scope, parsed.body);
+      if (answered) return answered;
       // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`.
       (req as IncomingMessage & { body?: unknown }).body = parsed.body;
     }

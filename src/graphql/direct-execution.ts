@@ -1,5 +1,12 @@
 import type { Attributes } from '@opentelemetry/api';
-import { type DocumentNode, type ExecutionResult, type GraphQLSchema, getOperationAST, validate } from 'graphql';
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+  getOperationAST,
+  type OperationTypeNode,
+  validate,
+} from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context, RequestIdentity, ServerContext } from '../context.ts';
 import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
@@ -14,6 +21,9 @@ type Variables = Readonly<Record<string, unknown>>;
 export interface CompiledOperation {
   document: DocumentNode;
   operationName: string | undefined;
+  /** The operation's own name (undefined when anonymous) and type, for metrics. */
+  name: string | undefined;
+  type: OperationTypeNode;
   query: CompiledQuery['query'];
   /** graphql-jit's serialiser for this operation's results, as Yoga uses it. */
   stringify: CompiledQuery['stringify'];
@@ -46,15 +56,20 @@ export function createDirectExecution({
 }: DirectExecutionOptions) {
   /** Compiles one operation; throws when the document does not match the schema (a bug in ours). */
   function compile(document: DocumentNode, operationName?: string): CompiledOperation {
-    const name = operationName ?? getOperationAST(document)?.name?.value ?? 'anonymous';
+    const selected = getOperationAST(document, operationName);
+    if (!selected) throw new Error(`the document has no operation ${operationName ?? 'to run without a name'}`);
+    const name = selected.name?.value;
     const [invalid] = validate(schema, document);
     if (invalid) throw new Error(`operation ${name} does not match the schema: ${invalid.message}`);
     const compiled = compileQuery(schema, document, operationName);
-    if (!isCompiledQuery(compiled))
+    if (!isCompiledQuery(compiled)) {
       throw new Error(`operation ${name} does not compile: ${compiled.errors?.[0]?.message}`);
+    }
     return {
       document,
       operationName,
+      name,
+      type: selected.operation,
       query: compiled.query.bind(compiled),
       stringify: compiled.stringify,
       spanAttributes: executeSpans?.attributesOf(document, operationName),

@@ -67,6 +67,10 @@ function defineMetrics(registry: Registry) {
       'GraphQL requests refused before parsing under trusted documents, by reason: id_required (a document sent whole by a key limited to published ones), not_in_list (an id nobody published), document_and_id (both sent).',
       ['reason'],
     ),
+    fastPathRequests: counter(
+      'graphql_fast_path_requests_total',
+      'GraphQL requests answered without Yoga: ordinary POSTs of documents Yoga had already found valid, run by the direct execution. The rest of graphql_operations_total went through Yoga.',
+    ),
     deprecatedUses: counter(
       'deprecated_operation_requests_total',
       'Requests to deprecated REST operations, by operation and API key id: who still has to migrate.',
@@ -131,6 +135,7 @@ export function createMetrics() {
       const document = documentId === '' ? '' : documentLabel(documentId);
       graphqlOperations.inc({ operation: operationLabel(name ?? 'anonymous'), type, outcome, document });
     },
+    countFastPathRequest: () => rest.fastPathRequests.inc(),
     countUntrustedOperation(name: string | undefined, type: string): void {
       rest.untrustedOperations.inc({ operation: operationLabel(name ?? 'anonymous'), type });
     },

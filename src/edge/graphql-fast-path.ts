@@ -1,0 +1,162 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
+import { type FetchAPI, processRegularResult } from 'graphql-yoga';
+import type { CompiledOperation, DirectExecution } from '../graphql/direct-execution.ts';
+import type { ValidatedDocuments } from '../graphql/validated-documents.ts';
+import type { RequestScope } from '../http/request-scope.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+
+type ResponseMediaType = 'application/graphql-response+json' | 'application/json';
+
+/** Yoga's regular result processor's media types, in its order. */
+const REGULAR: readonly ResponseMediaType[] = ['application/graphql-response+json', 'application/json'];
+/** Accept headers are the client's: past this many distinct ones, the rest are worked out each time. */
+const MAX_REMEMBERED_ACCEPTS = 100;
+const BODY_KEYS = new Set(['query', 'variables', 'operationName']);
+
+/**
+ * The media type Yoga answers a request with, when it is one of its regular JSON ones; undefined
+ * when Yoga would stream (text/event-stream, multipart/mixed) or refuse it (406). Yoga's own
+ * negotiation (useResultProcessors, accept.js): the Accept list without spaces, lower-cased, each
+ * type with a charset other than utf-8 dropped, q-values ignored, and the last match of the list
+ * read backwards wins; the regular processor comes last, so when it matches, its match is the answer.
+ */
+export function regularMediaTypeFor(accept: string | undefined): ResponseMediaType | undefined {
+  const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',');
+  let chosen: ResponseMediaType | undefined;
+  for (let index = asked.length - 1; index >= 0; index--) {
+    const [mediaType = '', ...params] = (asked[index] as string).split(';');
+    const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+    if (charset !== 'charset=utf-8') continue;
+    const [type, subtype] = mediaType.split('/');
+    for (const candidate of REGULAR) {
+      const [candidateType, candidateSubtype] = candidate.split('/');
+      if ((type === '*' || type === candidateType) && (subtype === '*' || subtype === candidateSubtype)) {
+        chosen = candidate;
+      }
+    }
+  }
+  return chosen;
+}
+
+/** What Yoga's result processor makes of a result: captured instead of a fetch Response. */
+class CapturedResponse {
+  constructor(
+    readonly body: string,
+    readonly init: { status?: number; headers?: Record<string, string> },
+  ) {}
+}
+const CAPTURE = { Response: CapturedResponse } as unknown as FetchAPI;
+
+interface FastRequest {
+  document: DocumentNode;
+  operationName: string | undefined;
+  variables: Readonly<Record<string, unknown>>;
+}
+
+export interface GraphQLFastPathOptions {
+  execution: DirectExecution;
+  documents: ValidatedDocuments;
+  metrics: Metrics;
+  /** Whether this request's key may send documents of its own (the trusted-documents gate would let it pass untouched). */
+  mayRunWholeDocuments: (scope: RequestScope) => boolean;
+}
+
+/**
+ * GraphQL POSTs that Yoga would answer the ordinary way, answered without it: a JSON body of `query`,
+ * `variables` and `operationName` only, whose document Yoga has already found valid, from a key the
+ * trusted-documents gate would let through untouched, asking for a JSON answer. They run through the
+ * direct execution (same context, executor and rules as Yoga's envelop) and are answered by Yoga's
+ * own result processor (status, headers and body). Anything else returns false, and Yoga answers it:
+ * a first sight of a document, errors in the request, ids, extensions, GET, streaming.
+ * `test/graphql-fast-path.test.ts` holds its answers to Yoga's.
+ */
+export function createGraphQLFastPath({ execution, documents, metrics, mayRunWholeDocuments }: GraphQLFastPathOptions) {
+  const mediaTypes = new Map<string, ResponseMediaType | undefined>();
+  const compiled = new WeakMap<DocumentNode, Map<string, CompiledOperation | null>>();
+
+  function mediaTypeFor(accept: string | undefined): ResponseMediaType | undefined {
+    if (accept === undefined) return 'application/json';
+    if (mediaTypes.has(accept)) return mediaTypes.get(accept);
+    const chosen = regularMediaTypeFor(accept);
+    if (mediaTypes.size < MAX_REMEMBERED_ACCEPTS) mediaTypes.set(accept, chosen);
+    return chosen;
+  }
+
+  /** The parts of a body the fast path takes, or undefined for anything Yoga should judge. */
+  function requestOf(body: Record<string, unknown>): FastRequest | undefined {
+    for (const key in body) if (!BODY_KEYS.has(key) && body[key] != null) return undefined;
+    const { query, variables, operationName } = body;
+    if (typeof query !== 'string') return undefined;
+    if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+    if (operationName != null && typeof operationName !== 'string') return undefined;
+    const document = documents.get(query);
+    if (!document) return undefined;
+    return {
+      document,
+      operationName: operationName ?? undefined,
+      variables: (variables ?? {}) as Readonly<Record<string, unknown>>,
+    };
+  }
+
+  /** A document graphql-jit cannot compile is left to Yoga, whose executor answers it in its own words. */
+  function compiledOrNull(document: DocumentNode, operationName: string | undefined): CompiledOperation | null {
+    try {
+      return execution.compile(document, operationName);
+    } catch {
+      return null;
+    }
+  }
+
+  /** One compiled operation per document and operation name; null for one the fast path leaves to Yoga. */
+  function operationOf({ document, operationName }: FastRequest): CompiledOperation | null {
+    let byName = compiled.get(document);
+    if (!byName) {
+      byName = new Map();
+      compiled.set(document, byName);
+    }
+    const key = operationName ?? '';
+    let operation = byName.get(key);
+    if (operation === undefined) {
+      const selected = getOperationAST(document, operationName);
+      // No such operation, or several without a name: Yoga says so. Subscriptions stream.
+      operation = selected && selected.operation !== 'subscription' ? compiledOrNull(document, operationName) : null;
+      byName.set(key, operation);
+    }
+    return operation;
+  }
+
+  function respond(scope: RequestScope, result: ExecutionResult, mediaType: ResponseMediaType): void {
+    const { body, init } = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
+    const headers: OutgoingHttpHeaders = { ...init.headers, 'Content-Length': Buffer.byteLength(body) };
+    scope.res.writeHead(init.status ?? 200, headers);
+    scope.res.end(body);
+  }
+
+  /**
+   * Answers the request and returns true (or a promise of it), or returns false without touching
+   * it, for Yoga to answer.
+   */
+  return function tryFastPath(scope: RequestScope, body: unknown): false | Promise<true> {
+    if (typeof body !== 'object' || body === null || !mayRunWholeDocuments(scope)) return false;
+    const mediaType = mediaTypeFor(scope.req.headers.accept);
+    if (!mediaType) return false;
+    const request = requestOf(body as Record<string, unknown>);
+    const operation = request && operationOf(request);
+    if (!request || !operation) return false;
+    metrics.countFastPathRequest();
+    return Promise.resolve(execution.run(operation, scope, request.variables)).then((result) => {
+      metrics.countGraphQLOperation(
+        operation.name,
+        operation.type,
+        result.errors?.length ? 'error' : 'success',
+        scope.documentId,
+      );
+      // As @envelop/graphql-jit does: Yoga's processor serialises with the operation's own stringify.
+      respond(scope, Object.assign(result, { stringify: operation.stringify }), mediaType);
+      return true as const;
+    });
+  };
+}
+
+export type GraphQLFastPath = ReturnType<typeof createGraphQLFastPath>;

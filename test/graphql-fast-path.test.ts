@@ -1,0 +1,220 @@
+import { describe, expect, it } from 'vitest';
+import type { PetRepository } from '../src/pets/pet-repository.ts';
+import { capturingLogger, ERROR_LEVEL, linesDuring } from './support/capturing-logger.ts';
+import { useServerWithLostDatabase } from './support/lost-database.ts';
+import { sampleIn } from './support/metric-sample.ts';
+import { AUTH, type TestServer, useTestServer } from './support/test-server.ts';
+
+// The fast path answers a document only once Yoga has found it valid: the first request of each
+// document below goes through Yoga, the same request again through the fast path. Every answer of
+// the second must be the first's: status, headers and body.
+
+const server = useTestServer({ maxGraphQLListItems: 100 });
+
+const PET = 'query FastPet($id: ID!) { pet(id: $id) { id name categoryId status } }';
+const PETS = 'query FastPets($limit: Int) { pets(limit: $limit) { id name } }';
+const BOTH = 'query FastBoth($limit: Int) { a: pets(limit: $limit) { id } b: pets(limit: $limit) { id } }';
+const CREATE = 'mutation FastCreate($input: NewPet!) { createPet(input: $input) { id name categoryId status } }';
+const TWO = 'query First { pets(limit: 1) { id } } query Second { pets(limit: 2) { name } }';
+const GRAPHQL_RESPONSE = 'application/graphql-response+json';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  /** How many requests the fast path answered while this one was sent. */
+  fast: number;
+  requestId: string;
+}
+
+/** What two answers to the same request must share. */
+const comparable = ({ status, headers, body }: Answer) => ({ status, headers, body });
+
+/** Headers that differ between any two responses, whoever answers. */
+const PER_RESPONSE = new Set(['date', 'x-request-id', 'ratelimit', 'connection', 'keep-alive']);
+
+async function fastPathCount(target: TestServer): Promise<number> {
+  return sampleIn(await target.metrics.scrape.text(), 'graphql_fast_path_requests_total');
+}
+
+async function send(target: TestServer, body: unknown, accept?: string): Promise<Answer> {
+  const before = await fastPathCount(target);
+  let request = target.request.post('/graphql').set(AUTH).set('Content-Type', 'application/json');
+  if (accept !== undefined) request = request.set('Accept', accept);
+  const response = await request.send(JSON.stringify(body));
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (!PER_RESPONSE.has(name)) headers[name] = String(value);
+  }
+  const fast = (await fastPathCount(target)) - before;
+  return {
+    status: response.status,
+    headers,
+    body: response.body,
+    fast,
+    requestId: String(response.headers['x-request-id']),
+  };
+}
+
+let sent = 0;
+/** The same text with a comment of its own: a document this server has not seen, as each case needs. */
+const unseen = (query: string) => `${query}\n# case ${++sent}`;
+
+/** The same request twice, its document new to the server: Yoga answers the first, the fast path the second. */
+async function twice(
+  target: TestServer,
+  { query, ...rest }: { query: string } & Record<string, unknown>,
+  accept?: string,
+) {
+  const body = { query: unseen(query), ...rest };
+  const first = await send(target, body, accept);
+  const second = await send(target, body, accept);
+  expect(first.fast).toBe(0);
+  expect(second.fast).toBe(1);
+  expect(comparable(second)).toEqual(comparable(first));
+  return second;
+}
+
+/** Each request once more, after a first time: the fast path leaves it to Yoga. */
+async function leftToYoga(target: TestServer, body: unknown, accept?: string) {
+  await send(target, body, accept);
+  const again = await send(target, body, accept);
+  expect(again.fast).toBe(0);
+  return again;
+}
+
+async function createdPetId(): Promise<string> {
+  const created = await send(server, { query: CREATE, variables: { input: { name: 'Fast', categoryId: 3 } } });
+  return (created.body as { data: { createPet: { id: string } } }).data.createPet.id;
+}
+
+describe('when a document Yoga has found valid is sent again', () => {
+  it('then a pet by id is answered as Yoga answers it, with each media type a client may ask for', async () => {
+    const id = await createdPetId();
+    const accepts = [
+      undefined,
+      '*/*',
+      'application/json',
+      GRAPHQL_RESPONSE,
+      `${GRAPHQL_RESPONSE}, application/json`,
+      `${GRAPHQL_RESPONSE},application/json;q=0.9`,
+      'application/json, text/plain',
+    ];
+    for (const accept of accepts) {
+      const answer = await twice(server, { query: PET, variables: { id } }, accept);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({ data: { pet: { id, name: 'Fast', categoryId: 3, status: null } } });
+    }
+  });
+
+  it('then a pet that does not exist, and a list, are answered as Yoga answers them', async () => {
+    await createdPetId();
+    expect((await twice(server, { query: PET, variables: { id: '999999999' } })).body).toEqual({
+      data: { pet: null },
+    });
+    const list = await twice(server, { query: PETS, variables: { limit: 2 }, operationName: 'FastPets' });
+    expect((list.body as { data: { pets: unknown[] } }).data.pets).toHaveLength(2);
+  });
+
+  it('then each operation of a document with several runs by its name', async () => {
+    await createdPetId();
+    await createdPetId();
+    expect((await twice(server, { query: TWO, operationName: 'First' })).body).toMatchObject({
+      data: { pets: [{ id: expect.any(String) }] },
+    });
+    expect((await twice(server, { query: TWO, operationName: 'Second' })).body).toMatchObject({
+      data: { pets: [{ name: expect.any(String) }, { name: expect.any(String) }] },
+    });
+  });
+
+  it('then a create stores a pet each time and answers in the same shape', async () => {
+    const body = { query: CREATE, variables: { input: { name: 'Twice', categoryId: 4, status: 'AVAILABLE' } } };
+    const first = await send(server, body);
+    const second = await send(server, body);
+    expect(second.fast).toBe(1);
+    const idOf = (answer: Answer) => (answer.body as { data: { createPet: { id: string } } }).data.createPet.id;
+    expect(idOf(second)).not.toBe(idOf(first));
+    const withoutId = (answer: Answer) => ({
+      ...comparable(answer),
+      body: JSON.stringify(answer.body).replace(/"id":"\d+"/, ''),
+    });
+    expect(withoutId(second)).toEqual(withoutId(first));
+  });
+
+  it.each([
+    ['application/json', 200],
+    [GRAPHQL_RESPONSE, 400],
+  ])('then a variable the type refuses is BAD_USER_INPUT as from Yoga (%s: %i)', async (accept, status) => {
+    const answer = await twice(server, { query: PET, variables: {} }, accept);
+    expect(answer.status).toBe(status);
+    expect(answer.body).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT', field: 'id' } }] });
+  });
+
+  it.each([
+    ['application/json', 200],
+    [GRAPHQL_RESPONSE, 400],
+  ])(
+    'then a list past the size limit, and a limit the rule refuses, are refused as by Yoga (%s: %i)',
+    async (accept, status) => {
+      const tooLarge = await twice(server, { query: BOTH, variables: { limit: 60 } }, accept);
+      expect(tooLarge.status).toBe(status);
+      expect(tooLarge.body).toMatchObject({ errors: [{ extensions: { code: 'QUERY_TOO_LARGE' } }] });
+      const refused = await twice(server, { query: PETS, variables: { limit: 0 } }, accept);
+      expect(refused.body).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
+    },
+  );
+});
+
+describe('when the fast path cannot answer a request as Yoga would', () => {
+  it('then Yoga answers it: streams, odd variables or parameters, extensions, ids, unknown operations', async () => {
+    const refusals = [
+      [{ query: PET, variables: { id: '1' } }, 'text/event-stream'],
+      [{ query: PET, variables: '{"id":"1"}' }],
+      [{ query: PET, variables: ['1'] }],
+      [{ query: PET, variables: { id: '1' }, surprise: true }],
+      [{ query: PET, variables: { id: '1' }, extensions: { something: 1 } }],
+      [{ query: TWO }],
+      [{ query: TWO, operationName: 'Third' }],
+      [{ query: PET, variables: { id: '1' }, operationName: 7 }],
+      [{ query: 'query Broken { pet(id: "1") { nope } }' }],
+    ] as const;
+    for (const [body, accept] of refusals) await leftToYoga(server, body, accept);
+  });
+});
+
+describe('when a resolver fails on the fast path', () => {
+  const broken = useServerWithLostDatabase();
+
+  it('then the client gets the masked 503 that Yoga gives', async () => {
+    const answer = await twice(broken(), { query: PETS, variables: { limit: 1 } }, GRAPHQL_RESPONSE);
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatchObject({ errors: [{ extensions: { code: 'SERVICE_UNAVAILABLE' } }] });
+    expect(JSON.stringify(answer.body)).not.toMatch(/stack|originalError|mongo|topology/i);
+  });
+});
+
+describe('when a resolver has a bug on the fast path', () => {
+  const bug = async (): Promise<never> => {
+    throw new TypeError('a bug in the repository');
+  };
+  const buggy: PetRepository = { create: bug, allocateId: bug, findById: bug, listPage: bug };
+  const { logger, lines } = capturingLogger();
+  const withBug = useTestServer({ logger, wrapStores: (stores) => ({ ...stores, pets: buggy }) });
+
+  it('then it is masked as Yoga masks it and logged once, with the request id', async () => {
+    const body = { query: PET, variables: { id: '1' } };
+    await send(withBug, body);
+    const { response: answer, logged } = await linesDuring(lines, async () => {
+      const sent = await send(withBug, body);
+      return { ...sent, headers: { 'x-request-id': sent.requestId } };
+    });
+    expect(answer.fast).toBe(1);
+    expect(answer.body).toMatchObject({
+      data: { pet: null },
+      errors: [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+    });
+    const errors = logged.filter((line) => line.level >= ERROR_LEVEL);
+    expect(errors).toHaveLength(1);
+    expect(JSON.stringify(errors[0])).toContain('a bug in the repository');
+  });
+});
