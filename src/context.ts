@@ -6,7 +6,7 @@ import type { PetRepository } from './pets/pet-repository.ts';
 export interface RequestIdentity extends CreateRequest {
   /** The request id the client got back (X-Request-Id): every log line about the request carries it. */
   id: string;
-  /** Which face was called: both run the same operations through the same envelop. */
+  /** Which face was called: both run the same operations, with the same rules. */
   face: Face;
   /** Adds a header to the response, whichever face writes it (a replay says so). */
   setResponseHeader(name: string, value: string): void;

@@ -12,8 +12,8 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
 /**
  * Counts GraphQL operations by name, type, outcome and published document id: each executed one once it is done (any error
  * in its result is an error), and those refused by validation under the name "invalid" (names that
- * were never checked against the schema take no label slots). REST requests run through the same
- * envelop but are counted as HTTP routes already, so only the GraphQL face is counted here. First
+ * were never checked against the schema take no label slots). Only /graphql runs through Yoga (REST
+ * is counted as HTTP routes); the fast path counts its own the same way (graphql-fast-path.ts). First
  * among the plugins, so it also sees results that a later plugin sets before execution.
  */
 export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
@@ -21,12 +21,11 @@ export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
     onValidate:
       ({ params, context: { identity } }) =>
       ({ result }) => {
-        if (result.length === 0 || identity.face !== 'graphql') return;
+        if (result.length === 0) return;
         metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error', identity.documentId);
       },
     onExecute: ({ args }) => {
       const { identity } = args.contextValue as ServerContext;
-      if (identity.face !== 'graphql') return;
       const { name, type } = operationOf(args.document, args.operationName);
       return {
         onExecuteDone: ({ result }) => {

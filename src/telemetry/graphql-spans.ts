@@ -42,7 +42,7 @@ function finish(span: Span, result: object): void {
 
 /**
  * Parse, validate and execute spans, under whatever span is active: the server span on both faces
- * (REST runs pre-parsed documents through the same envelop, so its requests have execute only).
+ * (REST, and the GraphQL fast path, run without Yoga: createExecuteSpans gives them the execute span).
  * Two plugins: `spans` early among the plugins, so it also sees operations another plugin stops
  * before they run (the list-size limit); `activate` after useGraphQlJit, whose onExecute replaces
  * the execute function without chaining, so it wraps the function that really runs, and last, so
