@@ -49,6 +49,15 @@ describe('when a client adds a pet (POST /v1/pets)', () => {
     expect(fetched.body.name).toBe(name);
   });
 
+  it('then a name with quotes, a backslash, a slash and U+2028 comes back unchanged, from the create and the get', async () => {
+    const name = 'Rex "the \\ dog" </script> \u2028 ok';
+    const pet = await rest.addPet({ name, categoryId: 1 });
+    expect(pet.name).toBe(name);
+    const fetched = await rest.getPet(pet.id);
+    expectStatus(fetched, 200);
+    expect(fetched.body).toEqual({ id: pet.id, name, categoryId: 1 });
+  });
+
   it('then a name of exactly 100 characters and one with inner and outer spaces are kept unchanged', async () => {
     const long = await rest.addPet({ name: 'x'.repeat(100), categoryId: 1 });
     expect(long.name).toBe('x'.repeat(100));

@@ -45,7 +45,8 @@ export interface DirectExecutionOptions {
  * validated for the GraphQL fast path) without Yoga's per-request envelop: the same context, the
  * same graphql-jit executor, and the same rules, in the order Yoga's plugins apply them (list-size
  * limit, variable codes, error log, masking). The plugins call the same functions (yoga.ts), so there
- * is one source for each rule; `test/direct-execution.test.ts` holds the two paths' answers equal.
+ * is one source for each rule; `test/graphql-fast-path.test.ts` holds its answers to Yoga's for the
+ * same requests, and the REST suites pin REST's.
  */
 export function createDirectExecution({
   schema,

@@ -5,7 +5,7 @@ import type { RequestIdentity } from '../context.ts';
 import type { CompiledOperation, DirectExecution } from '../graphql/direct-execution.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { sendError } from '../http/send-error.ts';
-import { sendJson } from '../http/send-json.ts';
+import { sendJsonText } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createDeprecationTracker } from './deprecation.ts';
 import { invalidParameter, RestError, restErrorFromGraphQL } from './http-errors.ts';
@@ -88,7 +88,7 @@ export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, 
         basePath,
       };
       const answer = answerOf(operation, await execute(operation, call, request), request);
-      sendJson(call.res, answer.status, answer.body, answer.headers);
+      sendJsonText(call.res, answer.status, answer.json, answer.headers);
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.
       if (error instanceof ClientClosedError) return void call.res.destroy();

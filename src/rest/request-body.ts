@@ -3,7 +3,13 @@ import contentType from 'content-type';
 import { BodyTooLargeError, readBody } from '../http/read-body.ts';
 import { RestError } from './http-errors.ts';
 
+/** What nearly every client sends: accepted without parsing it again on every request. */
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
+/** Stateless between calls (no streaming), so one serves every request. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 function assertJsonContentType(header: string | undefined): void {
+  if (header !== undefined && PLAIN_JSON.has(header)) return;
   if (!header) throw new RestError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as Content-Type: application/json');
   let parsed: contentType.ParsedMediaType;
   try {
@@ -27,7 +33,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   });
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     throw new RestError('INVALID_JSON', 'The request body is not valid UTF-8');
   }
