@@ -111,6 +111,11 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
       metrics,
       // The trusted-documents gate lets these through untouched (trusted-documents.ts).
       mayRunWholeDocuments: (scope) => config.TRUSTED_DOCUMENTS === 'off' || scope.arbitraryDocuments,
+      publishedText: (id) => {
+        if (!documents.has(id)) return undefined;
+        const text = documents.lookup(id);
+        return typeof text === 'string' ? text : undefined;
+      },
     });
   const graphql = createGraphQLRequests(
     (req, res, context) => yoga.handle(req, res, context),

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { createApiKeyStore } from '../src/auth/api-key-store.ts';
+import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 import { capturingLogger, ERROR_LEVEL, linesDuring } from './support/capturing-logger.ts';
 import { useServerWithLostDatabase } from './support/lost-database.ts';
@@ -37,9 +40,14 @@ async function fastPathCount(target: TestServer): Promise<number> {
   return sampleIn(await target.metrics.scrape.text(), 'graphql_fast_path_requests_total');
 }
 
-async function send(target: TestServer, body: unknown, accept?: string): Promise<Answer> {
+async function send(
+  target: TestServer,
+  body: unknown,
+  accept?: string,
+  auth: Record<string, string> = AUTH,
+): Promise<Answer> {
   const before = await fastPathCount(target);
-  let request = target.request.post('/graphql').set(AUTH).set('Content-Type', 'application/json');
+  let request = target.request.post('/graphql').set(auth).set('Content-Type', 'application/json');
   if (accept !== undefined) request = request.set('Accept', accept);
   const response = await request.send(JSON.stringify(body));
   const headers: Record<string, string> = {};
@@ -60,15 +68,19 @@ let sent = 0;
 /** The same text with a comment of its own: a document this server has not seen, as each case needs. */
 const unseen = (query: string) => `${query}\n# case ${++sent}`;
 
-/** The same request twice, its document new to the server: Yoga answers the first, the fast path the second. */
+/** twice with a text of its own for each case. */
 async function twice(
   target: TestServer,
   { query, ...rest }: { query: string } & Record<string, unknown>,
   accept?: string,
 ) {
-  const body = { query: unseen(query), ...rest };
-  const first = await send(target, body, accept);
-  const second = await send(target, body, accept);
+  return sameTwice(target, { query: unseen(query), ...rest }, accept);
+}
+
+/** The same request twice, its document new to the server: Yoga answers the first, the fast path the second. */
+async function sameTwice(target: TestServer, body: unknown, accept?: string, auth: Record<string, string> = AUTH) {
+  const first = await send(target, body, accept, auth);
+  const second = await send(target, body, accept, auth);
   expect(first.fast).toBe(0);
   expect(second.fast).toBe(1);
   expect(comparable(second)).toEqual(comparable(first));
@@ -216,5 +228,60 @@ describe('when a resolver has a bug on the fast path', () => {
     const errors = logged.filter((line) => line.level >= ERROR_LEVEL);
     expect(errors).toHaveLength(1);
     expect(JSON.stringify(errors[0])).toContain('a bug in the repository');
+  });
+});
+
+describe('when a client key runs published documents by id under TRUSTED_DOCUMENTS=enforce', () => {
+  const strict = useTestServer({ trustedDocuments: 'enforce' });
+  const idOf = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+  const BY_ID = `${PET}\n# published`;
+  const CREATE_BY_ID = `${CREATE}\n# published`;
+  const FIRST_READ = '{ __typename }';
+  let client: Record<string, string> = AUTH;
+
+  beforeAll(async () => {
+    const operations = [{ name: null, type: 'query' as const }];
+    await createPersistedDocumentStore(strict.database.db).publish(
+      [BY_ID, CREATE_BY_ID, FIRST_READ].map((document) => ({ id: idOf(document), document, operations })),
+    );
+    const issued = await createApiKeyStore(strict.database.db).issue({ name: 'client' });
+    client = { Authorization: `Bearer ${issued.key}` };
+    // The key and the ids are read every 2 s: wait for both, with a document of its own.
+    const accepted = async () => (await send(strict, { documentId: idOf(FIRST_READ) }, undefined, client)).status;
+    await vi.waitFor(async () => expect(await accepted()).toBe(200), { timeout: 10_000, interval: 100 });
+  });
+
+  it('then a query by id is answered as Yoga answers it, and counted by its id', async () => {
+    const runs = async () =>
+      sampleIn(await strict.metrics.scrape.text(), 'graphql_operations_total', { document: idOf(BY_ID) });
+    const before = await runs();
+    const answer = await sameTwice(
+      strict,
+      { documentId: idOf(BY_ID), variables: { id: '1' } },
+      GRAPHQL_RESPONSE,
+      client,
+    );
+    expect(answer.status).toBe(200);
+    expect(await runs()).toBe(before + 2);
+  });
+
+  it('then a create by id stores a pet each time and answers in the same shape', async () => {
+    const body = { documentId: idOf(CREATE_BY_ID), variables: { input: { name: 'ById', categoryId: 5 } } };
+    const first = await send(strict, body, GRAPHQL_RESPONSE, client);
+    const second = await send(strict, body, GRAPHQL_RESPONSE, client);
+    expect([first.fast, second.fast]).toEqual([0, 1]);
+    const withoutId = (answer: Answer) => ({
+      ...comparable(answer),
+      body: JSON.stringify(answer.body).replace(/"id":"\d+"/, ''),
+    });
+    expect(withoutId(second)).toEqual(withoutId(first));
+    expect(first.body).toMatchObject({ data: { createPet: { name: 'ById', categoryId: 5 } } });
+  });
+
+  it('then the same text sent whole by that key is still refused, fast path or not', async () => {
+    const refused = await send(strict, { query: BY_ID, variables: { id: '1' } }, GRAPHQL_RESPONSE, client);
+    expect(refused.fast).toBe(0);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ errors: [{ extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED' } }] });
   });
 });

@@ -12,7 +12,7 @@ type ResponseMediaType = 'application/graphql-response+json' | 'application/json
 const REGULAR: readonly ResponseMediaType[] = ['application/graphql-response+json', 'application/json'];
 /** Accept headers are the client's: past this many distinct ones, the rest are worked out each time. */
 const MAX_REMEMBERED_ACCEPTS = 100;
-const BODY_KEYS = new Set(['query', 'variables', 'operationName']);
+const BODY_KEYS = new Set(['query', 'documentId', 'variables', 'operationName']);
 
 /**
  * The media type Yoga answers a request with, when it is one of its regular JSON ones; undefined
@@ -50,6 +50,8 @@ const CAPTURE = { Response: CapturedResponse } as unknown as FetchAPI;
 
 interface FastRequest {
   document: DocumentNode;
+  /** The published document's id it named, '' for a document sent whole. */
+  documentId: string;
   operationName: string | undefined;
   variables: Readonly<Record<string, unknown>>;
 }
@@ -60,18 +62,22 @@ export interface GraphQLFastPathOptions {
   metrics: Metrics;
   /** Whether this request's key may send documents of its own (the trusted-documents gate would let it pass untouched). */
   mayRunWholeDocuments: (scope: RequestScope) => boolean;
+  /** The text of a published document this instance has read already; undefined for any other id. */
+  publishedText: (id: string) => string | undefined;
 }
 
 /**
- * GraphQL POSTs that Yoga would answer the ordinary way, answered without it: a JSON body of `query`,
- * `variables` and `operationName` only, whose document Yoga has already found valid, from a key the
- * trusted-documents gate would let through untouched, asking for a JSON answer. They run through the
+ * GraphQL POSTs that Yoga would answer the ordinary way, answered without it: a JSON body of `query`
+ * (from a key the trusted-documents gate lets through untouched) or the `documentId` of a published
+ * document this instance has read already, with `variables` and `operationName`, and nothing else;
+ * its document found valid by Yoga already; asking for a JSON answer. They run through the
  * direct execution (same context, executor and rules as Yoga's envelop) and are answered by Yoga's
  * own result processor (status, headers and body). Anything else returns false, and Yoga answers it:
  * a first sight of a document, errors in the request, ids, extensions, GET, streaming.
  * `test/graphql-fast-path.test.ts` holds its answers to Yoga's.
  */
-export function createGraphQLFastPath({ execution, documents, metrics, mayRunWholeDocuments }: GraphQLFastPathOptions) {
+export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
+  const { execution, documents, metrics, mayRunWholeDocuments, publishedText } = options;
   const mediaTypes = new Map<string, ResponseMediaType | undefined>();
   const compiled = new WeakMap<DocumentNode, Map<string, CompiledOperation | null>>();
 
@@ -83,17 +89,28 @@ export function createGraphQLFastPath({ execution, documents, metrics, mayRunWho
     return chosen;
   }
 
+  /** The text a body sends whole, or names by a published id in the spec's form; undefined for Yoga to judge. */
+  function textOf(scope: RequestScope, query: unknown, documentId: unknown): { text: string; id: string } | undefined {
+    if (typeof documentId === 'string' && query == null) {
+      const text = publishedText(documentId);
+      return text === undefined ? undefined : { text, id: documentId };
+    }
+    if (typeof query === 'string' && documentId == null && mayRunWholeDocuments(scope)) return { text: query, id: '' };
+    return undefined;
+  }
+
   /** The parts of a body the fast path takes, or undefined for anything Yoga should judge. */
-  function requestOf(body: Record<string, unknown>): FastRequest | undefined {
+  function requestOf(scope: RequestScope, body: Record<string, unknown>): FastRequest | undefined {
     for (const key in body) if (!BODY_KEYS.has(key) && body[key] != null) return undefined;
-    const { query, variables, operationName } = body;
-    if (typeof query !== 'string') return undefined;
+    const { query, documentId, variables, operationName } = body;
     if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
     if (operationName != null && typeof operationName !== 'string') return undefined;
-    const document = documents.get(query);
-    if (!document) return undefined;
+    const sent = textOf(scope, query, documentId);
+    const document = sent && documents.get(sent.text);
+    if (!sent || !document) return undefined;
     return {
       document,
+      documentId: sent.id,
       operationName: operationName ?? undefined,
       variables: (variables ?? {}) as Readonly<Record<string, unknown>>,
     };
@@ -138,12 +155,14 @@ export function createGraphQLFastPath({ execution, documents, metrics, mayRunWho
    * it, for Yoga to answer.
    */
   return function tryFastPath(scope: RequestScope, body: unknown): false | Promise<true> {
-    if (typeof body !== 'object' || body === null || !mayRunWholeDocuments(scope)) return false;
+    if (typeof body !== 'object' || body === null) return false;
     const mediaType = mediaTypeFor(scope.req.headers.accept);
     if (!mediaType) return false;
-    const request = requestOf(body as Record<string, unknown>);
+    const request = requestOf(scope, body as Record<string, unknown>);
     const operation = request && operationOf(request);
     if (!request || !operation) return false;
+    // As the trusted-documents gate does: metrics and the access log name the document it ran by.
+    scope.documentId = request.documentId;
     metrics.countFastPathRequest();
     return Promise.resolve(execution.run(operation, scope, request.variables)).then((result) => {
       metrics.countGraphQLOperation(
