@@ -36,6 +36,33 @@ const comparable = ({ status, headers, body }: Answer) => ({ status, headers, bo
 /** Headers that differ between any two responses, whoever answers. */
 const PER_RESPONSE = new Set(['date', 'x-request-id', 'ratelimit', 'connection', 'keep-alive']);
 
+/** A request other than a POST of application/json: a GET of the same parameters, or another media type. */
+interface Sending {
+  method: 'GET' | 'POST';
+  contentType: string;
+  params: Record<string, unknown>;
+}
+const sendings = new WeakSet<object>();
+const sending = (method: Sending['method'], contentType: string, params: Record<string, unknown>): Sending => {
+  const made = { method, contentType, params };
+  sendings.add(made);
+  return made;
+};
+const byGet = (params: Record<string, unknown>) => sending('GET', '', params);
+const sendingOf = (body: unknown): Sending =>
+  sendings.has(body as object)
+    ? (body as Sending)
+    : { method: 'POST', contentType: 'application/json', params: body as Record<string, unknown> };
+
+/** GraphQL-over-HTTP's GET: each parameter in the query string, variables as JSON. */
+function queryStringOf(params: Record<string, unknown>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    search.set(name, typeof value === 'string' ? value : JSON.stringify(value));
+  }
+  return search.toString();
+}
+
 async function fastPathCount(target: TestServer): Promise<number> {
   return sampleIn(await target.metrics.scrape.text(), 'graphql_fast_path_requests_total');
 }
@@ -47,9 +74,13 @@ async function send(
   auth: Record<string, string> = AUTH,
 ): Promise<Answer> {
   const before = await fastPathCount(target);
-  let request = target.request.post('/graphql').set(auth).set('Content-Type', 'application/json');
+  const { method, contentType, params } = sendingOf(body);
+  let request =
+    method === 'GET'
+      ? target.request.get(`/graphql?${queryStringOf(params)}`).set(auth)
+      : target.request.post('/graphql').set(auth).set('Content-Type', contentType);
   if (accept !== undefined) request = request.set('Accept', accept);
-  const response = await request.send(JSON.stringify(body));
+  const response = await (method === 'GET' ? request : request.send(JSON.stringify(params)));
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers)) {
     if (!PER_RESPONSE.has(name)) headers[name] = String(value);
@@ -128,6 +159,13 @@ describe('when a document Yoga has found valid is sent again', () => {
     expect((list.body as { data: { pets: unknown[] } }).data.pets).toHaveLength(2);
   });
 
+  it('then a query by GET is answered as Yoga answers it', async () => {
+    const id = await createdPetId();
+    const query = unseen(PET);
+    const answer = await sameTwice(server, byGet({ query, variables: { id } }), GRAPHQL_RESPONSE);
+    expect(answer.body).toEqual({ data: { pet: { id, name: 'Fast', categoryId: 3, status: null } } });
+  });
+
   it('then each operation of a document with several runs by its name', async () => {
     await createdPetId();
     await createdPetId();
@@ -189,6 +227,11 @@ describe('when the fast path cannot answer a request as Yoga would', () => {
       [{ query: TWO, operationName: 'Third' }],
       [{ query: PET, variables: { id: '1' }, operationName: 7 }],
       [{ query: 'query Broken { pet(id: "1") { nope } }' }],
+      // Yoga does not read these bodies as JSON.
+      [sending('POST', 'application/vnd.petstore+json', { query: PET, variables: { id: '1' } })],
+      // A mutation by GET: Yoga's 405.
+      [byGet({ query: CREATE, variables: { input: { name: 'Never', categoryId: 1 } } })],
+      [byGet({ query: PET, variables: '{not json' })],
     ] as const;
     for (const [body, accept] of refusals) await leftToYoga(server, body, accept);
   });
@@ -236,13 +279,18 @@ describe('when a client key runs published documents by id under TRUSTED_DOCUMEN
   const idOf = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
   const BY_ID = `${PET}\n# published`;
   const CREATE_BY_ID = `${CREATE}\n# published`;
+  const BY_ID_FOR_GET = `${PET}\n# published for GET`;
   const FIRST_READ = '{ __typename }';
   let client: Record<string, string> = AUTH;
 
   beforeAll(async () => {
     const operations = [{ name: null, type: 'query' as const }];
     await createPersistedDocumentStore(strict.database.db).publish(
-      [BY_ID, CREATE_BY_ID, FIRST_READ].map((document) => ({ id: idOf(document), document, operations })),
+      [BY_ID, CREATE_BY_ID, BY_ID_FOR_GET, FIRST_READ].map((document) => ({
+        id: idOf(document),
+        document,
+        operations,
+      })),
     );
     const issued = await createApiKeyStore(strict.database.db).issue({ name: 'client' });
     client = { Authorization: `Bearer ${issued.key}` };
@@ -263,6 +311,16 @@ describe('when a client key runs published documents by id under TRUSTED_DOCUMEN
     );
     expect(answer.status).toBe(200);
     expect(await runs()).toBe(before + 2);
+  });
+
+  it('then a query by id over GET, as the example client sends it, is answered as Yoga answers it', async () => {
+    const answer = await sameTwice(
+      strict,
+      byGet({ documentId: idOf(BY_ID_FOR_GET), variables: { id: '2' } }),
+      undefined,
+      client,
+    );
+    expect(answer.status).toBe(200);
   });
 
   it('then a create by id stores a pet each time and answers in the same shape', async () => {

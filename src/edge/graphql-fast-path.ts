@@ -67,10 +67,11 @@ export interface GraphQLFastPathOptions {
 }
 
 /**
- * GraphQL POSTs that Yoga would answer the ordinary way, answered without it: a JSON body of `query`
- * (from a key the trusted-documents gate lets through untouched) or the `documentId` of a published
- * document this instance has read already, with `variables` and `operationName`, and nothing else;
- * its document found valid by Yoga already; asking for a JSON answer. They run through the
+ * GraphQL requests that Yoga would answer the ordinary way, answered without it: a POST of a JSON
+ * body, or a GET of a query, with `query` (from a key the trusted-documents gate lets through
+ * untouched) or the `documentId` of a published document this instance has read already, with
+ * `variables` and `operationName`, and nothing else; its document found valid by Yoga already;
+ * asking for a JSON answer. They run through the
  * direct execution (same context, executor and rules as Yoga's envelop) and are answered by Yoga's
  * own result processor (status, headers and body). Anything else returns false, and Yoga answers it:
  * a first sight of a document, errors in the request, ids, extensions, GET, streaming.
@@ -152,15 +153,16 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
 
   /**
    * Answers the request and returns true (or a promise of it), or returns false without touching
-   * it, for Yoga to answer.
+   * it, for Yoga to answer. `params` is a POST's parsed body, or a GET's query string as Yoga reads it.
    */
-  return function tryFastPath(scope: RequestScope, body: unknown): false | Promise<true> {
-    if (typeof body !== 'object' || body === null) return false;
+  function tryFastPath(scope: RequestScope, params: unknown, method: 'GET' | 'POST'): false | Promise<true> {
+    if (typeof params !== 'object' || params === null) return false;
     const mediaType = mediaTypeFor(scope.req.headers.accept);
     if (!mediaType) return false;
-    const request = requestOf(scope, body as Record<string, unknown>);
+    const request = requestOf(scope, params as Record<string, unknown>);
     const operation = request && operationOf(request);
-    if (!request || !operation) return false;
+    // Yoga refuses a mutation over GET (405), and answers it.
+    if (!request || !operation || (method === 'GET' && operation.type !== 'query')) return false;
     // As the trusted-documents gate does: metrics and the access log name the document it ran by.
     scope.documentId = request.documentId;
     metrics.countFastPathRequest();
@@ -175,7 +177,41 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
       respond(scope, Object.assign(result, { stringify: operation.stringify }), mediaType);
       return true as const;
     });
+  }
+
+  return {
+    /** A POST: only a body Yoga would parse as JSON (its isPOSTJsonRequest: application/json). */
+    post(scope: RequestScope, body: unknown): false | Promise<true> {
+      const contentType = scope.req.headers['content-type']?.split(',')[0];
+      if (contentType !== 'application/json' && !contentType?.startsWith('application/json;')) return false;
+      return tryFastPath(scope, body, 'POST');
+    },
+    /** A GET: its query string read as Yoga reads it (the four parameters, empty ones absent) and the id the gate reads. */
+    get(scope: RequestScope): false | Promise<true> {
+      const params = paramsOfQueryString(scope.query);
+      return params ? tryFastPath(scope, params, 'GET') : false;
+    },
   };
+}
+
+/** Yoga's handleURLSearchParams, with `documentId`; undefined when `variables` is not JSON or `extensions` is sent. */
+function paramsOfQueryString(query: string): Record<string, unknown> | undefined {
+  const search = new URLSearchParams(query);
+  if (search.get('extensions')) return undefined;
+  const params: Record<string, unknown> = {};
+  for (const name of ['query', 'documentId', 'operationName']) {
+    const value = search.get(name);
+    if (value) params[name] = value;
+  }
+  const variables = search.get('variables');
+  if (variables) {
+    try {
+      params.variables = JSON.parse(variables);
+    } catch {
+      return undefined;
+    }
+  }
+  return params;
 }
 
 export type GraphQLFastPath = ReturnType<typeof createGraphQLFastPath>;

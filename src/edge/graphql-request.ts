@@ -57,10 +57,14 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
       if (bytes.length === 0) return badRequest(scope, 'The request body is empty: send a JSON object with a "query"');
       const parsed = parsedGraphQLBody(req.headers['content-type'], bytes);
       if (!parsed.ok) return badRequest(scope, parsed.message);
-      const answered = fastPath?.(scope, parsed.body);
+      const answered = fastPath?.post(scope, parsed.body);
       if (answered) return answered;
       // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`.
       (req as IncomingMessage & { body?: unknown }).body = parsed.body;
+    }
+    if (req.method === 'GET') {
+      const answered = fastPath?.get(scope);
+      if (answered) return answered;
     }
     return yoga(req, res, { identity: scope });
   };
