@@ -112,7 +112,7 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
       // The trusted-documents gate lets these through untouched (trusted-documents.ts).
       mayRunWholeDocuments: (scope) => config.TRUSTED_DOCUMENTS === 'off' || scope.arbitraryDocuments,
       publishedText: (id) => {
-        if (!documents.has(id)) return undefined;
+        // A text not read yet (a promise) or an id not published (null): Yoga answers it.
         const text = documents.lookup(id);
         return typeof text === 'string' ? text : undefined;
       },

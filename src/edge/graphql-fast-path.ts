@@ -21,7 +21,7 @@ const BODY_KEYS = new Set(['query', 'documentId', 'variables', 'operationName'])
  * type with a charset other than utf-8 dropped, q-values ignored, and the last match of the list
  * read backwards wins; the regular processor comes last, so when it matches, its match is the answer.
  */
-export function regularMediaTypeFor(accept: string | undefined): ResponseMediaType | undefined {
+function regularMediaTypeFor(accept: string | undefined): ResponseMediaType | undefined {
   const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',');
   let chosen: ResponseMediaType | undefined;
   for (let index = asked.length - 1; index >= 0; index--) {
@@ -71,10 +71,10 @@ export interface GraphQLFastPathOptions {
  * body, or a GET of a query, with `query` (from a key the trusted-documents gate lets through
  * untouched) or the `documentId` of a published document this instance has read already, with
  * `variables` and `operationName`, and nothing else; its document found valid by Yoga already;
- * asking for a JSON answer. They run through the
- * direct execution (same context, executor and rules as Yoga's envelop) and are answered by Yoga's
- * own result processor (status, headers and body). Anything else returns false, and Yoga answers it:
- * a first sight of a document, errors in the request, ids, extensions, GET, streaming.
+ * asking for a JSON answer. They run through the direct execution (same context, executor and rules
+ * as Yoga's envelop) and are answered by Yoga's own result processor (status, headers and body).
+ * Anything else returns false, and Yoga answers it: a first sight of a document, errors in the
+ * request, ids not read yet or not in the spec's form, extensions, mutations by GET, streaming.
  * `test/graphql-fast-path.test.ts` holds its answers to Yoga's.
  */
 export function createGraphQLFastPath(options: GraphQLFastPathOptions) {

@@ -35,7 +35,7 @@ type YogaListener = (req: IncomingMessage, res: ServerResponse, context: ServerC
 
 /**
  * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
- * answers the ordinary POSTs it can (graphql-fast-path.ts), and Yoga gets the rest, with the parsed
+ * answers the ordinary POSTs and GETs it can (graphql-fast-path.ts), and Yoga gets the rest, with the parsed
  * body (Yoga's own limiter halved throughput) and the request's identity.
  */
 export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, fastPath?: GraphQLFastPath) {

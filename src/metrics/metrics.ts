@@ -69,7 +69,7 @@ function defineMetrics(registry: Registry) {
     ),
     fastPathRequests: counter(
       'graphql_fast_path_requests_total',
-      'GraphQL requests answered without Yoga: ordinary POSTs of documents Yoga had already found valid, run by the direct execution. The rest of graphql_operations_total went through Yoga.',
+      'GraphQL requests answered without Yoga: ordinary POSTs and GETs of documents Yoga had already found valid, run by the direct execution. The rest of graphql_operations_total went through Yoga.',
     ),
     deprecatedUses: counter(
       'deprecated_operation_requests_total',

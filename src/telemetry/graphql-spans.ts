@@ -3,8 +3,6 @@ import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { recordErrors } from './exception.ts';
 
-type ExecuteFn = Parameters<NonNullable<Plugin['onExecute']>>[0]['executeFn'];
-
 /** Its type and, when it has one, its name: never its document or its variables. */
 function operationAttributes(document: Parameters<typeof getOperationAST>[0], name?: string | null): Attributes {
   const operation = getOperationAST(document, name);
@@ -17,7 +15,7 @@ function operationAttributes(document: Parameters<typeof getOperationAST>[0], na
  * Runs the operation with its execute span active, so the resolvers' database spans hang below it.
  * An executor that throws never reaches onExecuteDone: its span is ended here, with the error.
  */
-function inside(span: Span, execute: ExecuteFn): ExecuteFn {
+function inside<A, R>(span: Span, execute: (args: A) => R | Promise<R>): (args: A) => R | Promise<R> {
   const fail = (error: unknown): never => {
     recordErrors(span, [error]);
     span.end();
@@ -109,17 +107,8 @@ export function createExecuteSpans(tracer: Tracer) {
         finish(span, result);
         return result;
       };
-      const fail = (error: unknown): never => {
-        recordErrors(span, [error]);
-        span.end();
-        throw error;
-      };
-      try {
-        const result = context.with(trace.setSpan(context.active(), span), execute);
-        return result instanceof Promise ? result.then(done, fail) : done(result);
-      } catch (error) {
-        return fail(error);
-      }
+      const result = inside(span, execute)(undefined);
+      return result instanceof Promise ? result.then(done) : done(result);
     },
   };
 }
