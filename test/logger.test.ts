@@ -29,21 +29,43 @@ describe('the service logger writes its lines in batches, losing none', () => {
     expect(waitedMs).toBeLessThan(LOG_BATCH_INTERVAL_MS + 1_000);
   });
 
-  it('every line of a burst is there, in order, when the process exits straight after it', async () => {
-    const file = join(directory, 'exit.log');
-    const lines = 20_000;
+  /** Runs `logging` (a statement over `logger`) in a process that exits with 3 straight after it. */
+  async function logThenExit(file: string, logging: string): Promise<void> {
     const script = [
       `const { createLogger } = await import(${JSON.stringify(new URL('../src/logger.ts', import.meta.url).href)});`,
       `const logger = createLogger('info', ${JSON.stringify(file)});`,
-      `for (let n = 0; n < ${lines}; n++) logger.info({ n }, 'burst');`,
+      logging,
       'process.exit(3);',
     ].join('\n');
     const run = promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       timeout: 30_000,
     });
     await expect(run).rejects.toMatchObject({ code: 3 });
+  }
+
+  it('every line of a burst is there, in order, when the process exits straight after it', async () => {
+    const file = join(directory, 'exit.log');
+    const lines = 20_000;
+    await logThenExit(file, `for (let n = 0; n < ${lines}; n++) logger.info({ n }, 'burst');`);
     const numbers = linesOf(file).map((line) => (JSON.parse(line) as { n: number }).n);
     expect(numbers).toHaveLength(lines);
     expect(numbers.every((n, index) => n === index)).toBe(true);
+  });
+
+  it('lines of several bytes per character, and one longer than a whole batch, come out whole', async () => {
+    const file = join(directory, 'wide.log');
+    // 2- and 3-byte characters and a surrogate pair: lines whose byte length differs from their length,
+    // enough of them to fill several 64 KB batches, then one line of 100,000 three-byte characters.
+    await logThenExit(
+      file,
+      [
+        `for (let n = 0; n < 2_000; n++) logger.info({ n, name: 'é€🐈'.repeat(n % 50) }, 'wide');`,
+        `logger.info({ n: 2_000, name: '€'.repeat(100_000) }, 'long');`,
+      ].join('\n'),
+    );
+    const parsed = linesOf(file).map((line) => JSON.parse(line) as { n: number; name: string });
+    expect(parsed.map(({ n }) => n)).toEqual(Array.from({ length: 2_001 }, (_, n) => n));
+    expect(parsed.slice(0, 2_000).every(({ n, name }) => name === 'é€🐈'.repeat(n % 50))).toBe(true);
+    expect(parsed[2_000]?.name).toBe('€'.repeat(100_000));
   });
 });
