@@ -11,6 +11,14 @@ import type { ChildMessage, Ready, Request, ServersConfig, TracingServersConfig 
 const READY_TIMEOUT_MS = 240_000;
 const STOP_TIMEOUT_MS = 15_000;
 
+/** tsx for bench/'s own TypeScript, then the service itself from dist/ (bench/built-service.ts). */
+export const SERVICE_UNDER_TEST_FLAGS = [
+  '--import',
+  'tsx',
+  '--import',
+  fileURLToPath(new URL('./built-service.ts', import.meta.url)),
+];
+
 type Ask = Exclude<Request, { type: 'stop' }>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -33,11 +41,11 @@ export async function startServers(
   tracing?: { otel: Record<string, string> },
 ): Promise<Servers> {
   const script = fileURLToPath(new URL(tracing ? './tracing-servers.ts' : './servers.ts', import.meta.url));
-  // `--import tsx` runs the TypeScript child the way `tsx` runs us; BENCH_CPU_PROF=DIR profiles it.
+  // BENCH_CPU_PROF=DIR profiles the child.
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = fork(script, [JSON.stringify(config)], {
     // startFlags() holds the telemetry entry: it starts tracing when, and only when, OTEL_* say so.
-    execArgv: [...startFlags(), '--import', 'tsx', ...profile],
+    execArgv: [...startFlags(), ...SERVICE_UNDER_TEST_FLAGS, ...profile],
     env: environment(tracing?.otel ?? {}),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

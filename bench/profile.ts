@@ -11,6 +11,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../src/config.ts';
+import { SERVICE_UNDER_TEST_FLAGS } from './child.ts';
 import { checkOnce, load } from './measure.ts';
 import { formatReport, reportProfile } from './profile-report.ts';
 import type { ProfileServerConfig, ProfileWindow } from './profile-server.ts';
@@ -71,7 +72,7 @@ const config: ProfileServerConfig = {
   seedPets: SEEDED,
 };
 const child = fork('bench/profile-server.ts', [JSON.stringify(config)], {
-  execArgv: ['--import', 'tsx', '--max-semi-space-size=8', '--cpu-prof', `--cpu-prof-dir=${directory}`],
+  execArgv: [...SERVICE_UNDER_TEST_FLAGS, '--max-semi-space-size=8', '--cpu-prof', `--cpu-prof-dir=${directory}`],
 });
 try {
   const { url } = await nextMessage<{ url: string }>(child, 'ready', READY_WITHIN_MS);
