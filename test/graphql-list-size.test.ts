@@ -59,6 +59,23 @@ describe(`with the default list-size limit (${DEFAULTS.MAX_GRAPHQL_LIST_ITEMS} p
     expectTooLarge(await executeGraphQL(server, query), 600, 500);
   });
 
+  it('judges the operation a request runs, each in its turn, in a document of several', async () => {
+    const query = `query Small { pets(limit: 1) { id } }
+      query Huge { ${aliases(6, 'pets', 'limit: 100')} }
+      query ByVariable($n: Int) { ${aliases(6, 'pets', 'limit: $n')} }`;
+    const run = async (operationName: string, variables: Record<string, unknown> = {}) => {
+      const response = await server.request.post('/graphql').set(AUTH).send({ query, variables, operationName });
+      return { status: response.status, headers: response.headers, body: response.body };
+    };
+    // Each twice: the second run of each operation finds its walk prepared by the first.
+    for (let time = 0; time < 2; time++) {
+      expect((await run('Small')).body.errors).toBeUndefined();
+      expectTooLarge(await run('Huge'), 600, 500);
+      expectTooLarge(await run('ByVariable', { n: 100 }), 600, 500);
+      expect(Object.keys(dataOf(await run('ByVariable', { n: 80 })) as object)).toHaveLength(6);
+    }
+  });
+
   it('refuses before any resolver runs: a service whose database is gone still answers QUERY_TOO_LARGE alone', async () => {
     const broken: TestServer = await startServerWithLostDatabase();
     try {

@@ -116,13 +116,14 @@ function visit(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedTyp
   }
 }
 
-/** The items an operation asks for, over every sized list field, alias and fragment (nested lists multiply). */
-function measure(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Walk['variables'],
-): Walk {
+/** What a walk needs of an operation besides its variables: the same on every request. */
+interface Prepared {
+  operation: OperationDefinitionNode;
+  fragments: Map<string, FragmentDefinitionNode>;
+  defaults: Map<string, ValueNode>;
+}
+
+function prepare(document: DocumentNode, operation: OperationDefinitionNode): Prepared {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -131,21 +132,32 @@ function measure(
   for (const definition of operation.variableDefinitions ?? []) {
     if (definition.defaultValue) defaults.set(definition.variable.name.value, definition.defaultValue);
   }
+  return { operation, fragments, defaults };
+}
+
+/** The items an operation asks for, over every sized list field, alias and fragment (nested lists multiply). */
+function measure(schema: GraphQLSchema, prepared: Prepared, variables: Walk['variables']): Walk {
+  const { operation, fragments, defaults } = prepared;
   const walk: Walk = { schema, fragments, variables, defaults, items: 0, sized: false };
   const root = schema.getRootType(operation.operation);
   if (root) visit(walk, operation.selectionSet, root, 1, new Set());
   return walk;
 }
 
+/** The operation a request runs: the one named, or the only one; undefined when there is none such. */
 function selectedOperation(document: DocumentNode, name: string | null | undefined) {
-  const operations = document.definitions.filter(
-    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
-  );
-  return name
-    ? operations.find((operation) => operation.name?.value === name)
-    : operations.length === 1
-      ? operations[0]
-      : undefined;
+  let selected: OperationDefinitionNode | undefined;
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    if (name) {
+      if (definition.name?.value === name) return definition;
+    } else if (selected) {
+      return undefined;
+    } else {
+      selected = definition;
+    }
+  }
+  return name ? undefined : selected;
 }
 
 export function queryTooLarge(items: number, maxItems: number): GraphQLError {
@@ -158,21 +170,21 @@ export function queryTooLarge(items: number, maxItems: number): GraphQLError {
 
 /**
  * The list-size limit for one execution, with its variables: the error that refuses it, or undefined.
- * Documents are parsed once and cached (Yoga's cache, the REST routes' constants), so whether one
- * asks for a list at all is worked out once: most (a pet by id) never need the walk per request.
+ * Documents are parsed once and cached (Yoga's cache, the REST routes' constants), so what a walk
+ * needs besides the variables is worked out once per operation, and whether it asks for a list at
+ * all: most (a pet by id) never need the walk per request.
  */
 export function createListSizeCheck(maxItems: number) {
-  const asksForLists = new WeakMap<DocumentNode, boolean>();
-  const hasSizedList = (schema: GraphQLSchema, document: DocumentNode): boolean => {
-    let known = asksForLists.get(document);
-    if (known === undefined) {
-      known = document.definitions.some(
-        (definition) =>
-          definition.kind === Kind.OPERATION_DEFINITION && measure(schema, document, definition, undefined).sized,
-      );
-      asksForLists.set(document, known);
+  /** Per operation: what its walk needs, or null when it asks for no sized list. */
+  const prepared = new WeakMap<OperationDefinitionNode, Prepared | null>();
+  const preparedFor = (schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode) => {
+    let found = prepared.get(operation);
+    if (found === undefined) {
+      found = prepare(document, operation);
+      if (!measure(schema, found, undefined).sized) found = null;
+      prepared.set(operation, found);
     }
-    return known;
+    return found;
   };
   return (
     schema: GraphQLSchema,
@@ -180,10 +192,10 @@ export function createListSizeCheck(maxItems: number) {
     operationName: string | null | undefined,
     variables: Readonly<Record<string, unknown>> | null | undefined,
   ): GraphQLError | undefined => {
-    if (!hasSizedList(schema, document)) return undefined;
     const operation = selectedOperation(document, operationName);
-    if (!operation) return undefined;
-    const { items, problem } = measure(schema, document, operation, variables ?? {});
+    const walkable = operation && preparedFor(schema, document, operation);
+    if (!walkable) return undefined;
+    const { items, problem } = measure(schema, walkable, variables ?? {});
     if (problem) return problem;
     return items > maxItems ? queryTooLarge(items, maxItems) : undefined;
   };
@@ -201,7 +213,7 @@ export function useListSizeLimit(check: ListSizeCheck): Plugin {
     onValidate: ({ params, setResult }) => {
       for (const definition of params.documentAST.definitions) {
         if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-        const { problem } = measure(params.schema, params.documentAST, definition, undefined);
+        const { problem } = measure(params.schema, prepare(params.documentAST, definition), undefined);
         if (problem) return setResult([problem]);
       }
     },
