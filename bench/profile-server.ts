@@ -5,6 +5,7 @@
 
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHttpServer } from '../src/http/server.ts';
 import { createMemoryPetRepository } from './memory-repository.ts';
 import { seedPet } from './seed.ts';
 import { floorListener, ourService } from './targets.ts';
@@ -33,10 +34,12 @@ const service =
   config.target === 'service' ? ourService(pets, config.apiKey, { logLevel: config.logLevel }) : undefined;
 const listener = service?.listener ?? floorListener(pets);
 let served = 0;
-const server = createServer((req, res) => {
+const counted: typeof listener = (req, res) => {
   served++;
   listener(req, res);
-});
+};
+// Our service in the server main.ts builds; the floor in a bare node:http one, as in the bench.
+const server = service ? createHttpServer(counted) : createServer(counted);
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 let mark = { atUs: 0, served: 0, cpu: process.cpuUsage() };
 

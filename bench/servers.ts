@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type RedisServer, startRedisServer } from '../scripts/redis-server.ts';
+import { createHttpServer } from '../src/http/server.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 import { createPetRepository } from '../src/stores.ts';
 import { createDatabases } from './databases.ts';
@@ -49,8 +50,11 @@ let stopping: Promise<void> | undefined;
 const databases = createDatabases(log, () => void shutdown(1));
 let redis: RedisServer | undefined;
 
-async function listen(listener: Listener): Promise<string> {
-  const server = createServer(listener);
+/** Our service's targets run in the server main.ts builds; the floor and the peers in a bare node:http one. */
+const NOT_OURS: ReadonlySet<string> = new Set(['floor', 'sofa', 'yoga'] satisfies MainTarget[]);
+
+async function listen(listener: Listener, ours = false): Promise<string> {
+  const server = ours ? createHttpServer(listener) : createServer(listener);
   servers.push(server);
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -70,7 +74,7 @@ async function serveStore(
   await created.ready;
   const mine = TARGETS.filter((target): target is MainTarget => tracingModeOf(target) === undefined);
   const urls = await Promise.all(
-    mine.map(async (target) => [target, await listen(created.listeners[target])] as const),
+    mine.map(async (target) => [target, await listen(created.listeners[target], !NOT_OURS.has(target))] as const),
   );
   return Object.fromEntries(urls) as Record<MainTarget, string>;
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { setEarlyHeader } from '../http/edge-response.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
@@ -66,16 +67,16 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
 
   return function listener(req: IncomingMessage, res: ServerResponse): void {
     const scope = new RequestScope(req, res, requestIdOf(req));
-    res.setHeader('X-Request-Id', scope.id);
+    setEarlyHeader(res, 'X-Request-Id', scope.id);
     drain.track(res);
     const route = table.find(scope);
     scope.face = route.face;
     // The fallback's label names no route: its span keeps the bare method, as OpenTelemetry asks.
     const trace = tracing?.routed(scope.method, route === fallback ? undefined : route.label);
     // OWASP's REST headers: no answer is sniffed into another type, and none that needs a key is cached.
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (route.access === 'key') res.setHeader('Cache-Control', 'no-store');
-    if (route.headers) for (const name in route.headers) res.setHeader(name, route.headers[name] as string);
+    setEarlyHeader(res, 'X-Content-Type-Options', 'nosniff');
+    if (route.access === 'key') setEarlyHeader(res, 'Cache-Control', 'no-store');
+    if (route.headers) for (const name in route.headers) setEarlyHeader(res, name, route.headers[name] as string);
     res.once('close', () => finish(route, scope, trace));
     try {
       const pending = serve(route, scope);

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import BurstyRateLimiter from 'rate-limiter-flexible/lib/BurstyRateLimiter.js';
 import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
+import { setEarlyHeader } from '../http/edge-response.ts';
 import { type LimiterStore, memoryLimiterStore } from './limiter-store.ts';
 
 /** Requests per second, sustained, and the most in one second; a rate of 0 turns the limit off. */
@@ -150,8 +151,8 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
       if (!keys) return undefined;
       return keys.consume(keyId).then(
         (result) => {
-          res.setHeader('RateLimit-Policy', keys.policyField);
-          res.setHeader('RateLimit', `"default";r=${result.remainingPoints};t=${seconds(result.msBeforeNext)}`);
+          setEarlyHeader(res, 'RateLimit-Policy', keys.policyField);
+          setEarlyHeader(res, 'RateLimit', `"default";r=${result.remainingPoints};t=${seconds(result.msBeforeNext)}`);
           return undefined;
         },
         (rejected: unknown) => {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setEarlyHeader } from './edge-response.ts';
 import type { Face } from './send-error.ts';
 
 /**
@@ -41,7 +42,7 @@ export class RequestScope {
   }
 
   setResponseHeader(name: string, value: string): void {
-    this.res.setHeader(name, value);
+    setEarlyHeader(this.res, name, value);
   }
 
   /** Each value of a header apart (Node joins repeats with ", "); undefined when it was not sent. */

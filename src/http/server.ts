@@ -1,6 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import { DEFAULTS } from '../config.ts';
+import { EdgeResponse } from './edge-response.ts';
 
 /** net.Server's close: stops listening and waits for the connections, closing none of them. */
 const netClose = NetServer.prototype.close;
@@ -43,6 +44,8 @@ export function createHttpServer(listener: RequestListener, timeouts: Partial<Ht
       headersTimeout: headersTimeoutMs,
       requestTimeout: requestTimeoutMs,
       connectionsCheckingInterval: checkIntervalMs,
+      // Headers decided before the answer go out with it, in one writeHead.
+      ServerResponse: EdgeResponse,
     },
     listener,
   );
