@@ -1,6 +1,7 @@
 import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
-type Headers = OutgoingHttpHeaders | readonly OutgoingHttpHeader[];
+/** What writeHead takes: an object, [[name, value], ...] or [name, value, ...]. */
+type HeaderList = OutgoingHttpHeaders | readonly OutgoingHttpHeader[];
 
 const sameName = (a: string, b: string) => a.length === b.length && a.toLowerCase() === b.toLowerCase();
 
@@ -17,7 +18,7 @@ function put(pairs: OutgoingHttpHeader[], name: string, value: OutgoingHttpHeade
 }
 
 /** The early headers, then the answer's own (which replace any of the same name), as one flat list. */
-function merged(early: OutgoingHttpHeader[], own: Headers | undefined): OutgoingHttpHeader[] {
+function merged(early: OutgoingHttpHeader[], own: HeaderList | undefined): OutgoingHttpHeader[] {
   if (own === undefined) return early;
   if (!Array.isArray(own)) {
     for (const name in own) if (Object.hasOwn(own, name)) put(early, name, (own as OutgoingHttpHeaders)[name]);
@@ -36,6 +37,7 @@ function merged(early: OutgoingHttpHeader[], own: Headers | undefined): Outgoing
  * validated, lower-cased and stored, then merged header by header into writeHead's: about 9 µs of
  * a REST get's own time on this VM (README, decisions). A header set later replaces an early one of
  * the same name, as setHeader would; once anything used setHeader, Node merges one by one anyway.
+ * getHeader does not see early headers: nothing of ours reads its own response's headers back.
  */
 export class EdgeResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   /** [name, value, ...] not yet on the response. */
@@ -54,7 +56,7 @@ export class EdgeResponse<Request extends IncomingMessage = IncomingMessage> ext
     return super.setHeader(name, value);
   }
 
-  override writeHead(statusCode: number, reason?: string | Headers, headers?: Headers): this {
+  override writeHead(statusCode: number, reason?: string | HeaderList, headers?: HeaderList): this {
     const early = this.#early;
     if (early === undefined) return super.writeHead(statusCode, reason as string, headers as OutgoingHttpHeaders);
     this.#early = undefined;
