@@ -24,9 +24,9 @@ interface BufferWriter {
 /**
  * Gathers lines as UTF-8 in a buffer and hands it to sonic-boom (pino's asynchronous file writer)
  * once it is full, at least every 100 ms, and at exit. Each hand-over is a write on libuv's thread
- * pool, and waking a pool thread on a busy 2-core VM cost 140 µs of throughput (4 KB batches: 7 µs
- * per REST get, README "The access log's cost"); 64 KB batches make that one write per ~300 lines.
- * The bytes wait outside V8's heap, so the lines do not survive into its scavenges either.
+ * pool, which wakes a pool thread on a busy 2-core VM: with 4 KB batches (one per ~18 access lines)
+ * a REST get measured 7 µs slower than with 64 KB ones (one per ~300; README, decisions). The bytes
+ * wait outside V8's heap, so the lines do not survive into its scavenges either.
  */
 function batchedDestination(destination: string | number): DestinationStream {
   // A path is opened now, not asynchronously: a process that exits at once still leaves its lines.
