@@ -8,6 +8,7 @@ import {
   type GraphQLNamedType,
   type GraphQLSchema,
   getNamedType,
+  getOperationAST,
   isInterfaceType,
   isObjectType,
   Kind,
@@ -144,22 +145,6 @@ function measure(schema: GraphQLSchema, prepared: Prepared, variables: Walk['var
   return walk;
 }
 
-/** The operation a request runs: the one named, or the only one; undefined when there is none such. */
-function selectedOperation(document: DocumentNode, name: string | null | undefined) {
-  let selected: OperationDefinitionNode | undefined;
-  for (const definition of document.definitions) {
-    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-    if (name) {
-      if (definition.name?.value === name) return definition;
-    } else if (selected) {
-      return undefined;
-    } else {
-      selected = definition;
-    }
-  }
-  return name ? undefined : selected;
-}
-
 export function queryTooLarge(items: number, maxItems: number): GraphQLError {
   return createGraphQLError(
     `This operation asks for up to ${items} pets; one operation may ask for at most ${maxItems} ` +
@@ -192,7 +177,8 @@ export function createListSizeCheck(maxItems: number) {
     operationName: string | null | undefined,
     variables: Readonly<Record<string, unknown>> | null | undefined,
   ): GraphQLError | undefined => {
-    const operation = selectedOperation(document, operationName);
+    // An empty name selects as no name did before; graphql-js's executor refuses it either way.
+    const operation = getOperationAST(document, operationName || undefined);
     const walkable = operation && preparedFor(schema, document, operation);
     if (!walkable) return undefined;
     const { items, problem } = measure(schema, walkable, variables ?? {});
