@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../src/config.ts';
 import type { AlternateServerConfig } from './alternate-server.ts';
-import { SERVICE_UNDER_TEST_FLAGS } from './child.ts';
+import { SERVICE_UNDER_TEST_FLAGS, waitFor } from './child.ts';
 import { checkOnce, load } from './measure.ts';
 import { OPERATIONS, type Operation, scenariosFor } from './scenarios.ts';
 
@@ -49,17 +49,12 @@ const child = fork('bench/alternate-server.ts', [JSON.stringify(config)], {
   execArgv: [...SERVICE_UNDER_TEST_FLAGS, '--max-semi-space-size=8'],
 });
 try {
-  const urls = await new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no answer from the servers in ${READY_WITHIN_MS} ms`)),
-      READY_WITHIN_MS,
-    );
-    child.once('exit', (code) => reject(new Error(`the servers exited (${code}) before they were ready`)));
-    child.once('message', (message: { urls: string[] }) => {
-      clearTimeout(timer);
-      resolve(message.urls);
-    });
-  });
+  const urls = await waitFor(
+    child,
+    READY_WITHIN_MS,
+    'the servers to start',
+    (message: { urls?: string[] }) => message.urls,
+  );
   const scenarios = urls.map((url) => {
     const scenario = scenariosFor('memory', { rest: url }, apiKey, 100, SEEDED).find((s) => s.operation === operation);
     if (!scenario) throw new Error(`rest does not run ${operation}`);

@@ -74,12 +74,15 @@ export async function startServers(
   }
 }
 
-/** Resolves with the first message `pick` returns; rejects on a deadline, on exit, or if `pick` throws. */
-function waitFor<T>(
+/**
+ * Resolves with the first message `pick` returns; rejects on a deadline, on exit, or if `pick` throws.
+ * Also for the children of `npm run profile` and `npm run bench:alternate`, whose messages are their own.
+ */
+export function waitFor<T, Message = ChildMessage>(
   child: ChildProcess,
   timeoutMs: number,
   what: string,
-  pick: (message: ChildMessage) => T | undefined,
+  pick: (message: Message) => T | undefined,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const settle = (outcome: () => void) => {
@@ -92,7 +95,7 @@ function waitFor<T>(
     const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms waiting for ${what}`), timeoutMs);
     const onExit = (code: number | null, signal: string | null) =>
       fail(`the servers exited (code ${code}, signal ${signal}) while waiting for ${what}`);
-    const onMessage = (message: ChildMessage) => {
+    const onMessage = (message: Message) => {
       try {
         const picked = pick(message);
         if (picked !== undefined) settle(() => resolve(picked));

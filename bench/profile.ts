@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../src/config.ts';
-import { SERVICE_UNDER_TEST_FLAGS } from './child.ts';
+import { SERVICE_UNDER_TEST_FLAGS, waitFor } from './child.ts';
 import { checkOnce, load } from './measure.ts';
 import { formatReport, reportProfile } from './profile-report.ts';
 import type { ProfileServerConfig, ProfileWindow } from './profile-server.ts';
@@ -43,23 +43,10 @@ if (!(LOG_LEVELS as readonly string[]).includes(values.level)) usage(`unknown le
 if (!(seconds >= 1)) usage(`--seconds ${values.seconds}: expected a number >= 1`);
 
 /** The child's next message of this type, within the deadline. */
-function nextMessage<T>(child: ChildProcess, type: string, withinMs: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no '${type}' from the profiled server in ${withinMs} ms`)),
-      withinMs,
-    );
-    const onExit = (code: number | null) => reject(new Error(`the profiled server exited (${code}) before '${type}'`));
-    child.once('exit', onExit);
-    child.on('message', function onMessage(message: { type?: string }) {
-      if (message.type !== type) return;
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(message as T);
-    });
-  });
-}
+const nextMessage = <T>(child: ChildProcess, type: string, withinMs: number): Promise<T> =>
+  waitFor(child, withinMs, `'${type}' from the profiled server`, (message: { type?: string }) =>
+    message.type === type ? (message as T) : undefined,
+  );
 
 const directory = join('bench', 'results', 'profiles', `${target}-${operation}-${values.level}`);
 rmSync(directory, { recursive: true, force: true });
