@@ -52,6 +52,23 @@ describe('the service logger writes its lines in batches, losing none', () => {
     expect(numbers.every((n, index) => n === index)).toBe(true);
   });
 
+  it.each([
+    ['ends by itself', ''],
+    ['calls process.exit', 'process.exit(0);'],
+  ])('the last lines reach standard output, a pipe, when a process that just logged them %s', async (_name, ending) => {
+    // The built logger in plain node, as `npm start` runs it: under tsx, its loader's own thread
+    // kept the process alive long enough to hide the lines an exit once lost.
+    const script = [
+      `const { createLogger } = await import(${JSON.stringify(new URL('../dist/logger.js', import.meta.url).href)});`,
+      "const logger = createLogger('info');",
+      "for (let n = 0; n < 3; n++) logger.info({ n }, 'last words');",
+      ending,
+    ].join('\n');
+    const run = promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 });
+    const lines = (await run).stdout.split('\n').filter(Boolean);
+    expect(lines.map((line) => (JSON.parse(line) as { n: number }).n)).toEqual([0, 1, 2]);
+  });
+
   it('lines of several bytes per character, and one longer than a whole batch, come out whole', async () => {
     const file = join(directory, 'wide.log');
     // 2- and 3-byte characters and a surrogate pair: lines whose byte length differs from their length,
