@@ -1,8 +1,14 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { describe, expect, it } from 'vitest';
-import { createAccessLog } from '../src/edge/access-log.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ACCESS_LINES_HELD_BACK, createAccessLog } from '../src/edge/access-log.ts';
 import type { RequestScope } from '../src/http/request-scope.ts';
-import { capturingLogger, linesDuring } from './support/capturing-logger.ts';
+import { createLogger, LOG_BATCH_BYTES, LOG_BATCH_INTERVAL_MS } from '../src/logger.ts';
+import { capturingLogger, type LogLine, linesDuring } from './support/capturing-logger.ts';
 import { AUTH, useTestServer } from './support/test-server.ts';
 
 const { logger, lines } = capturingLogger();
@@ -22,7 +28,7 @@ function scopeOf(url: string, status: number, finished: boolean, extra: Partial<
 }
 
 /** Everything but the clock and the duration, which differ between two lines by nature. */
-const withoutTimes = ({ time, ms, ...rest }: Record<string, unknown>) => ({
+const withoutTimes = ({ time, ms, ...rest }: Record<string, unknown>): Record<string, unknown> => ({
   ...rest,
   time: typeof time,
   ms: typeof ms,
@@ -110,5 +116,88 @@ describe('the access log', () => {
     const { logger: quiet, lines: written } = capturingLogger('warn');
     createAccessLog(quiet)(scopeOf('/v1/pets', 200, true));
     expect(written).toEqual([]);
+  });
+});
+
+describe("the access log into the service's own destination, lines built together", () => {
+  const directory = mkdtempSync(join(tmpdir(), 'access-log-'));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+  const linesOf = (file: string): LogLine[] =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogLine);
+
+  it("keeps every line in its place among the logger's others, each the line pino would write", async () => {
+    const file = join(directory, 'order.log');
+    const logger = createLogger('info', file);
+    const accessLog = createAccessLog(logger);
+    // Three times as many requests as are held back, with other lines between them at odd moments.
+    const requests = ACCESS_LINES_HELD_BACK * 3;
+    const expected: string[] = [];
+    for (let n = 0; n < requests; n++) {
+      accessLog(scopeOf(`/v1/pets/${n}`, 200, true, { id: `req-${n}`, keyId: 'k1' }));
+      expected.push(`request ${n}`);
+      if (n % 7 === 3) {
+        logger.warn({ n }, 'between');
+        expected.push(`between ${n}`);
+      }
+    }
+    await expect.poll(() => linesOf(file).length, { timeout: 2_000, interval: 10 }).toBe(expected.length);
+    const lines = linesOf(file);
+    expect(
+      lines.map((line) => `${line.msg} ${line.msg === 'request' ? Number(String(line.url).slice(9)) : line.n}`),
+    ).toEqual(expected);
+    const { lines: pinos, logger: pino } = capturingLogger();
+    pino.info({ reqId: 'req-5', method: 'GET', url: '/v1/pets/5', status: 200, ms: 1.3, keyId: 'k1' }, 'request');
+    const fifth = lines.find((line) => line.reqId === 'req-5') as LogLine;
+    // The file's logger has its own bindings (service); pino's test logger has pid and hostname.
+    const { service, ...fifthWithoutBindings } = withoutTimes(fifth);
+    const { pid, hostname, ...pinoWithoutBindings } = withoutTimes(pinos[0] as LogLine);
+    expect(service).toBe('petstore-gateway');
+    expect(fifthWithoutBindings).toEqual(pinoWithoutBindings);
+  });
+
+  it("writes a lone request's line within the batch interval, with no request after it", async () => {
+    const file = join(directory, 'lone.log');
+    const accessLog = createAccessLog(createLogger('info', file));
+    const started = performance.now();
+    accessLog(scopeOf('/v1/pets/1', 200, true));
+    await expect.poll(() => linesOf(file).length, { timeout: 2_000, interval: 10 }).toBe(1);
+    expect(performance.now() - started).toBeLessThan(LOG_BATCH_INTERVAL_MS + 1_000);
+  });
+
+  it('writes a URL longer than a whole batch, in escapes and wide characters, whole', async () => {
+    const file = join(directory, 'long.log');
+    const accessLog = createAccessLog(createLogger('info', file));
+    const url = `/v1/pets?name=${'ü"\\\u0001€'.repeat(LOG_BATCH_BYTES / 8)}`;
+    accessLog(scopeOf('/v1/pets/1', 200, true));
+    accessLog(scopeOf(url, 400, true));
+    accessLog(scopeOf('/v1/pets/3', 200, true));
+    await expect.poll(() => linesOf(file).length, { timeout: 2_000, interval: 10 }).toBe(3);
+    expect(linesOf(file).map((line) => line.url)).toEqual(['/v1/pets/1', url, '/v1/pets/3']);
+  });
+
+  it('leaves no line behind when the process ends straight after its requests', async () => {
+    // The built modules in plain node, as `npm start` runs them.
+    const built = (path: string) => JSON.stringify(new URL(`../dist/${path}`, import.meta.url).href);
+    const script = [
+      `const { createLogger } = await import(${built('logger.js')});`,
+      `const { createAccessLog } = await import(${built('edge/access-log.js')});`,
+      "const accessLog = createAccessLog(createLogger('info'));",
+      'for (let n = 0; n < 5; n++) {',
+      "  accessLog({ req: { method: 'GET', url: '/v1/pets/' + n }, res: { statusCode: 200, writableFinished: true },",
+      "    id: 'req-' + n, startedAt: performance.now(), keyId: '', documentId: '' });",
+      '}',
+    ].join('\n');
+    const run = promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 });
+    const lines = (await run).stdout.split('\n').filter(Boolean);
+    expect(lines.map((line) => (JSON.parse(line) as LogLine).reqId)).toEqual([
+      'req-0',
+      'req-1',
+      'req-2',
+      'req-3',
+      'req-4',
+    ]);
   });
 });
