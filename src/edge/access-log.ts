@@ -101,15 +101,15 @@ function writeLine(out: Buffer, at: number, parts: LineParts, record: AccessReco
 /**
  * One JSON line per request once its response is sent (or the client went away), with the request
  * id the client got back. The line is the one pino would write for these fields (level, time, the
- * logger's bindings, the fields in this order, msg), written here as bytes: this runs on every
- * request, and pino's generic walk over the same object cost nearly twice what a template string
- * did, which cost twice this (README, decisions). Into the service's own destination (a LogBatch),
- * up to 32 requests' lines are built together, in a loop whose code stays warm: one built at the
- * end of each request measured twice the cost. The batch releases them before any other line and
- * before every write, so they keep their place and wait no longer than others. Any other
- * destination gets each line at once. While tracing, the request's trace and server span ids are
- * given explicitly: the line is recorded from the response's 'close' event, whose context is not
- * necessarily the request's.
+ * logger's bindings, the fields in this order, msg), written here as bytes, since this runs on
+ * every request: pino's generic walk over the same object cost nearly twice a template string, and
+ * the template string 0.8 µs a line in a loop against 0.5 µs for the bytes (README, decisions).
+ * Into the service's own destination (a LogBatch), a request's end only records its fields, and up
+ * to 32 lines are built together in one loop: built one at a time at each end, they measured nearly
+ * twice the cost. The batch releases them before any other line and before every write, so they
+ * keep their place and wait no longer than others. Any other destination gets each line at once.
+ * While tracing, the request's trace and server span ids are given explicitly: the line is
+ * recorded from the response's 'close' event, whose context is not necessarily the request's.
  */
 export function createAccessLog(logger: Logger): (scope: RequestScope, trace?: TraceFields) => void {
   if (!logger.isLevelEnabled('info')) return () => {};
