@@ -13,7 +13,7 @@ export function loggerOptions(level: string, { traceContext = false }: ServiceLo
 }
 
 /** Lines are written together once this many bytes wait, or after this long. */
-export const LOG_BATCH_BYTES = 65_536;
+export const LOG_BATCH_BYTES = 262_144;
 export const LOG_BATCH_INTERVAL_MS = 100;
 
 /** sonic-boom (pino's file writer) in contentMode 'buffer', whose types still say strings. */

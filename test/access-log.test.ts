@@ -61,7 +61,7 @@ describe('the access log', () => {
     ],
   ])('writes the line pino would write for the same fields: %s', (_name, scope) => {
     const { logger: own, lines: written } = capturingLogger();
-    createAccessLog(own)(scope);
+    createAccessLog(own)(scope, performance.now());
     own.info(
       {
         reqId: scope.id,
@@ -83,7 +83,7 @@ describe('the access log', () => {
 
   it('says when the client left before its answer, without a status', () => {
     const { logger: own, lines: written } = capturingLogger();
-    createAccessLog(own)(scopeOf('/v1/pets', 200, false));
+    createAccessLog(own)(scopeOf('/v1/pets', 200, false), performance.now());
     expect(written).toEqual([
       expect.objectContaining({
         level: 30,
@@ -98,7 +98,7 @@ describe('the access log', () => {
   it('carries the trace ids it is given, first, as pino would with the same fields', () => {
     const { logger: own, lines: written } = capturingLogger();
     const trace = { trace_id: 'a'.repeat(32), span_id: 'b'.repeat(16), trace_flags: '01' };
-    createAccessLog(own)(scopeOf('/v1/pets', 200, true), trace);
+    createAccessLog(own)(scopeOf('/v1/pets', 200, true), performance.now(), trace);
     expect(written).toEqual([expect.objectContaining({ ...trace, reqId: 'req-1', status: 200 })]);
     expect(Object.keys(written[0] ?? {}).slice(0, 8)).toEqual([
       'level',
@@ -114,7 +114,7 @@ describe('the access log', () => {
 
   it('writes nothing when the logger is above info', () => {
     const { logger: quiet, lines: written } = capturingLogger('warn');
-    createAccessLog(quiet)(scopeOf('/v1/pets', 200, true));
+    createAccessLog(quiet)(scopeOf('/v1/pets', 200, true), performance.now());
     expect(written).toEqual([]);
   });
 });
@@ -136,7 +136,7 @@ describe("the access log into the service's own destination, lines built togethe
     const requests = ACCESS_LINES_HELD_BACK * 3;
     const expected: string[] = [];
     for (let n = 0; n < requests; n++) {
-      accessLog(scopeOf(`/v1/pets/${n}`, 200, true, { id: `req-${n}`, keyId: 'k1' }));
+      accessLog(scopeOf(`/v1/pets/${n}`, 200, true, { id: `req-${n}`, keyId: 'k1' }), performance.now());
       expected.push(`request ${n}`);
       if (n % 7 === 3) {
         logger.warn({ n }, 'between');
@@ -162,7 +162,7 @@ describe("the access log into the service's own destination, lines built togethe
     const file = join(directory, 'lone.log');
     const accessLog = createAccessLog(createLogger('info', file));
     const started = performance.now();
-    accessLog(scopeOf('/v1/pets/1', 200, true));
+    accessLog(scopeOf('/v1/pets/1', 200, true), performance.now());
     await expect.poll(() => linesOf(file).length, { timeout: 2_000, interval: 10 }).toBe(1);
     expect(performance.now() - started).toBeLessThan(LOG_BATCH_INTERVAL_MS + 1_000);
   });
@@ -171,9 +171,9 @@ describe("the access log into the service's own destination, lines built togethe
     const file = join(directory, 'long.log');
     const accessLog = createAccessLog(createLogger('info', file));
     const url = `/v1/pets?name=${'ü"\\\u0001€'.repeat(LOG_BATCH_BYTES / 8)}`;
-    accessLog(scopeOf('/v1/pets/1', 200, true));
-    accessLog(scopeOf(url, 400, true));
-    accessLog(scopeOf('/v1/pets/3', 200, true));
+    accessLog(scopeOf('/v1/pets/1', 200, true), performance.now());
+    accessLog(scopeOf(url, 400, true), performance.now());
+    accessLog(scopeOf('/v1/pets/3', 200, true), performance.now());
     await expect.poll(() => linesOf(file).length, { timeout: 2_000, interval: 10 }).toBe(3);
     expect(linesOf(file).map((line) => line.url)).toEqual(['/v1/pets/1', url, '/v1/pets/3']);
   });
@@ -187,7 +187,7 @@ describe("the access log into the service's own destination, lines built togethe
       "const accessLog = createAccessLog(createLogger('info'));",
       'for (let n = 0; n < 5; n++) {',
       "  accessLog({ req: { method: 'GET', url: '/v1/pets/' + n }, res: { statusCode: 200, writableFinished: true },",
-      "    id: 'req-' + n, startedAt: performance.now(), keyId: '', documentId: '' });",
+      "    id: 'req-' + n, startedAt: performance.now(), keyId: '', documentId: '' }, performance.now());",
       '}',
     ].join('\n');
     const run = promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 });

@@ -72,7 +72,7 @@ describe('the service logger writes its lines in batches, losing none', () => {
   it('lines of several bytes per character, and one longer than a whole batch, come out whole', async () => {
     const file = join(directory, 'wide.log');
     // 2- and 3-byte characters and a surrogate pair: lines whose byte length differs from their length,
-    // enough of them to fill several 64 KB batches, then one line of 100,000 three-byte characters.
+    // enough of them (about 600 KB) to fill more than two batches, then one line of 100,000 three-byte characters.
     await logThenExit(
       file,
       [

@@ -42,6 +42,8 @@ function linePartsFor(bindings: string) {
   const parts = {
     start: bytesOf(`{"level":${pino.levels.values.info ?? 30},"time":`),
     bindings: bytesOf(bindings),
+    // With no trace ids between them (untraced, the usual case), the bindings and reqId's name are one copy.
+    bindingsReqId: bytesOf(`${bindings},"reqId":`),
     traceId: bytesOf(',"trace_id":'),
     spanId: bytesOf(',"span_id":'),
     traceFlags: bytesOf(',"trace_flags":'),
@@ -56,7 +58,7 @@ function linePartsFor(bindings: string) {
     // A client that hangs up before its answer is routine on the internet, not a server error.
     left: bytesOf(',"msg":"client closed the connection before the response"}\n'),
   };
-  // Every fixed part once, and room for the numbers (time, status, ms) and the strings' quotes.
+  // Every fixed part once (the bindings twice), and room for the numbers (time, status, ms) and the quotes.
   const fixedBytes = Object.values(parts).reduce((sum, part) => sum + part.length, 0) + 64;
   return { ...parts, fixedBytes };
 }
@@ -80,14 +82,17 @@ function writeField(out: Buffer, at: number, name: Uint8Array, value: string): n
 /** The line pino would write for the record's fields, in this order; returns where it ends. */
 function writeLine(out: Buffer, at: number, parts: LineParts, record: AccessRecord): number {
   let end = writeDigits(out, writeBytes(out, at, parts.start), record.time);
-  end = writeBytes(out, end, parts.bindings);
   const { trace } = record;
   if (trace) {
+    end = writeBytes(out, end, parts.bindings);
     end = writeField(out, end, parts.traceId, trace.trace_id);
     end = writeField(out, end, parts.spanId, trace.span_id);
     end = writeField(out, end, parts.traceFlags, trace.trace_flags);
+    end = writeBytes(out, end, parts.reqId);
+  } else {
+    end = writeBytes(out, end, parts.bindingsReqId);
   }
-  end = writeJsonString(out, writeBytes(out, end, parts.reqId), record.id);
+  end = writeJsonString(out, end, record.id);
   end = writeJsonString(out, writeBytes(out, end, parts.method), record.method);
   end = writeField(out, end, parts.url, record.url);
   if (record.status !== 0) end = writeDigits(out, writeBytes(out, end, parts.status), record.status);
@@ -111,7 +116,7 @@ function writeLine(out: Buffer, at: number, parts: LineParts, record: AccessReco
  * While tracing, the request's trace and server span ids are given explicitly: the line is
  * recorded from the response's 'close' event, whose context is not necessarily the request's.
  */
-export function createAccessLog(logger: Logger): (scope: RequestScope, trace?: TraceFields) => void {
+export function createAccessLog(logger: Logger): (scope: RequestScope, endedAt: number, trace?: TraceFields) => void {
   if (!logger.isLevelEnabled('info')) return () => {};
   // pino's own parts (pino.symbols): its destination, its bindings as JSON and its clock.
   const pinoParts = logger as unknown as Record<symbol, unknown>;
@@ -139,9 +144,8 @@ export function createAccessLog(logger: Logger): (scope: RequestScope, trace?: T
   };
   batch?.holdBack(release);
 
-  return ({ req, res, id, startedAt, keyId, documentId }: RequestScope, trace?: TraceFields): void => {
+  return ({ req, res, id, startedAt, keyId, documentId }: RequestScope, endedAt: number, trace?: TraceFields): void => {
     const record = records[waiting] as AccessRecord;
-    const now = performance.now();
     record.time = Date.now();
     record.trace = trace;
     // The request id (a token or a UUID, request-id.ts) and the method (a token, Node's parser).
@@ -149,7 +153,7 @@ export function createAccessLog(logger: Logger): (scope: RequestScope, trace?: T
     record.method = req.method ?? '';
     record.url = req.url ?? '';
     record.status = res.writableFinished ? res.statusCode : 0;
-    record.tenthsOfMs = Math.round((now - startedAt) * 10);
+    record.tenthsOfMs = Math.round((endedAt - startedAt) * 10);
     record.keyId = keyId;
     record.documentId = documentId;
     if (++waiting === records.length) release();
