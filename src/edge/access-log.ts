@@ -113,8 +113,10 @@ function writeLine(out: Buffer, at: number, parts: LineParts, record: AccessReco
  * to 32 lines are built together in one loop: built one at a time at each end, they measured nearly
  * twice the cost. The batch releases them before any other line and before every write, so they
  * keep their place and wait no longer than others. Any other destination gets each line at once.
- * While tracing, the request's trace and server span ids are given explicitly: the line is
- * recorded from the response's 'close' event, whose context is not necessarily the request's.
+ * `endedAt` is the request's end by `performance.now()`, the edge's one reading for this line and
+ * the request metrics. While tracing, the request's trace and server span ids are given explicitly:
+ * the line is recorded from the response's 'close' event, whose context is not necessarily the
+ * request's.
  */
 export function createAccessLog(logger: Logger): (scope: RequestScope, endedAt: number, trace?: TraceFields) => void {
   if (!logger.isLevelEnabled('info')) return () => {};
