@@ -101,10 +101,10 @@ for (let measurement = 1; measurement <= repeats; measurement++) {
   const usPerRequest = await measure();
   const measuredShares = sharesOf(usPerRequest);
   shares.push(measuredShares);
+  const last = usPerRequest.at(-1) as number;
   if (repeats > 1) console.log(`measurement ${measurement} of ${repeats}, in a new process:`);
   for (const [index, level] of levels.entries()) {
     const us = usPerRequest[index] as number;
-    const last = usPerRequest.at(-1) as number;
     console.log(
       `${level.padEnd(8)} ${Math.round(1e6 / us)} req/s, ${us.toFixed(1)} µs a request` +
         (index < levels.length - 1
