@@ -1,21 +1,43 @@
 import type { IncomingMessage } from 'node:http';
+import type { Attributes } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
+import type { ClientAddress } from '../edge/client-address.ts';
 
 /** The probes a balancer calls every few seconds and Prometheus's scrape: traced, they would bury the rest. */
 export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/health', '/ready', '/metrics']);
 
+/**
+ * yoga.ts's GRAPHQL_ENDPOINT, not imported from there: that would load the schema and its libraries
+ * before the instrumentations are registered. A test of the real process holds the two together.
+ */
+const GRAPHQL_PATH = '/graphql';
+
 const pathOf = (req: IncomingMessage) => (req.url ?? '/').split('?', 1)[0] ?? '/';
+
+/**
+ * What the server span starts with over instrumentation-http's own attributes: the client address
+ * by TRUST_PROXY, as the failed-authentication limit counts it (the instrumentation believes any
+ * Forwarded or X-Forwarded-For), and, on /graphql, no url.query: a GET's query string is the document
+ * and its variables. An undefined value is no attribute at all.
+ */
+export function incomingSpanAttributes(clientAddress: ClientAddress) {
+  return (req: IncomingMessage): Attributes => ({
+    'client.address': clientAddress(req),
+    ...(pathOf(req) === GRAPHQL_PATH ? { 'url.query': undefined } : {}),
+  });
+}
 
 /**
  * One server span per request (the edge names it after its route), and a span per MongoDB command
  * under whatever span is active. Outgoing HTTP is not ours to trace (the only client is the exporter).
  */
-export function createInstrumentations(): Instrumentation[] {
+export function createInstrumentations(clientAddress: ClientAddress): Instrumentation[] {
   return [
     new HttpInstrumentation({
       ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has(pathOf(req)),
+      startIncomingSpanHook: incomingSpanAttributes(clientAddress),
       disableOutgoingRequestInstrumentation: true,
     }),
     new MongoDBInstrumentation({

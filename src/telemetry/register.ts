@@ -5,8 +5,9 @@ import { tracingRequested } from './settings.ts';
 
 if (tracingRequested(process.env)) {
   const { startTracing } = await import('./tracing.ts');
+  const { clientAddressFromEnvironment } = await import('./trusted-proxies.ts');
   try {
-    startTracing();
+    startTracing({ clientAddress: clientAddressFromEnvironment(process.env) });
   } catch (error) {
     // Like a bad setting in config.ts: say why and stop, rather than run untraced by surprise.
     console.error(`Invalid tracing configuration (OTEL_* variables): ${(error as Error).message}`);

@@ -5,6 +5,7 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { type ClientAddress, clientAddressOf } from '../edge/client-address.ts';
 import { createInstrumentations } from './instrumentations.ts';
 import { type FlushOutcome, type RunningTracing, setRunningTracing } from './running.ts';
 import { DEFAULT_SERVICE_NAME } from './settings.ts';
@@ -12,6 +13,8 @@ import { DEFAULT_SERVICE_NAME } from './settings.ts';
 export interface TracingOptions {
   /** Where finished spans go; by default batched (OTEL_BSP_*) to OTLP over HTTP (OTEL_EXPORTER_OTLP_*). */
   spanProcessors?: SpanProcessor[];
+  /** Server spans' client.address: by default the socket's peer, as without TRUST_PROXY. */
+  clientAddress?: ClientAddress;
 }
 
 /** The endpoint's origin for the log: a URL may carry credentials, its headers certainly do. */
@@ -42,7 +45,7 @@ function stopWithin(provider: NodeTracerProvider, deadlineMs: number): Promise<F
  * exporters whether used or not (see the README's decisions): a tracer provider reading the standard
  * variables (sampler, batch, resource), W3C trace context, and the two instrumentations.
  */
-export function startTracing({ spanProcessors }: TracingOptions = {}): RunningTracing {
+export function startTracing({ spanProcessors, clientAddress }: TracingOptions = {}): RunningTracing {
   const provider = new NodeTracerProvider({
     resource: defaultResource()
       .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
@@ -51,7 +54,10 @@ export function startTracing({ spanProcessors }: TracingOptions = {}): RunningTr
   });
   // AsyncLocalStorage for the active span; traceparent/tracestate (and baggage) read on the way in.
   provider.register();
-  registerInstrumentations({ tracerProvider: provider, instrumentations: createInstrumentations() });
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: createInstrumentations(clientAddress ?? clientAddressOf([])),
+  });
   // http.Server.prototype.emit is patched when node:http is next required: now, so it does not
   // depend on which module happens to require it first, nor on the ESM loader hook.
   createRequire(import.meta.url)('node:http');
