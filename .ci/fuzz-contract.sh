@@ -85,6 +85,7 @@ log "starting the service through scripts/serve.ts (npm start; data dir $DATA_DI
 # LOG_LEVEL info: the helper finds the service by its "is listening" line (and the access log helps
 # to read a failure).
 PORT="${FUZZ_PORT:-0}" HOST=127.0.0.1 API_KEYS="$KEY" LOG_LEVEL=info DATA_DIR="$DATA_DIR" NODE_ENV=production \
+  EMBEDDED_DATABASE_IN_PRODUCTION=allow \
   RATE_LIMIT_PER_KEY=100000 RATE_LIMIT_BURST=100000 AUTH_FAILURE_LIMIT=100000 AUTH_FAILURE_BURST=100000 \
   setsid node --import tsx scripts/serve.ts >"$ORIGIN_FILE" 2>"$SERVICE_LOG" </dev/null &
 SERVICE_PID=$!

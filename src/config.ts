@@ -57,6 +57,9 @@ const envSchema = z
       .regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only, at most 63 characters')
       .default('petstore'),
     DATA_DIR: z.string().min(1).default('.data'),
+    // The embedded FerretDB (no MONGODB_URI) has no authentication, replication or backups: with
+    // NODE_ENV=production it starts only when this says `allow`, so that nobody runs it there by accident.
+    EMBEDDED_DATABASE_IN_PRODUCTION: z.enum(['allow']).optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     REST_BASE_PATH: z
       .string()
@@ -122,6 +125,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
   }
   if (config.AUTH_FAILURE_LIMIT > 0 && config.AUTH_FAILURE_BURST < config.AUTH_FAILURE_LIMIT) {
     problems.push('AUTH_FAILURE_BURST: must be at least AUTH_FAILURE_LIMIT (a burst is the most in one second)');
+  }
+  if (config.NODE_ENV === 'production' && !config.MONGODB_URI && config.EMBEDDED_DATABASE_IN_PRODUCTION !== 'allow') {
+    problems.push(
+      'MONGODB_URI: must be set when NODE_ENV=production (the embedded database has no authentication, ' +
+        'replication or backups); to run it anyway, set EMBEDDED_DATABASE_IN_PRODUCTION=allow',
+    );
   }
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, config };

@@ -32,8 +32,21 @@ describe('configuration from the environment', () => {
   });
 
   it('takes production without API_KEYS: keys may be issued with `npm run keys` instead', () => {
-    const result = loadConfig({ NODE_ENV: 'production' });
+    const result = loadConfig({ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db.internal:27017' });
     expect(result.ok && result.config.API_KEYS).toEqual([]);
+  });
+
+  it('refuses production on the embedded database unless EMBEDDED_DATABASE_IN_PRODUCTION=allow says so', () => {
+    expect(loadConfig({ NODE_ENV: 'production' })).toEqual({
+      ok: false,
+      problems: [expect.stringMatching(/^MONGODB_URI: must be set .*EMBEDDED_DATABASE_IN_PRODUCTION=allow/)],
+    });
+    expect(loadConfig({ NODE_ENV: 'production', EMBEDDED_DATABASE_IN_PRODUCTION: 'allow' }).ok).toBe(true);
+    // Only the one word: a `true` or `yes` is a typo to report, not a permission to guess.
+    const typo = loadConfig({ NODE_ENV: 'production', EMBEDDED_DATABASE_IN_PRODUCTION: 'yes' });
+    expect(typo.ok ? [] : typo.problems).toEqual([expect.stringMatching(/^EMBEDDED_DATABASE_IN_PRODUCTION/)]);
+    // Outside production the embedded database needs no permission.
+    expect(loadConfig({ NODE_ENV: 'development' }).ok).toBe(true);
   });
 
   it('refuses a METRICS_PORT equal to PORT, and takes the retention of Idempotency-Keys in hours', () => {

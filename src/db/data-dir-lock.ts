@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { PRIVATE_FILE_MODE } from './private-directory.ts';
 
 const LOCK_FILE = '.lock';
 /** A takeover that takes longer than this was abandoned by a process that died in the middle. */
@@ -44,7 +45,7 @@ function readOwner(file: string): LockOwner | undefined {
 function createExclusive(file: string, content: string): boolean {
   let fd: number;
   try {
-    fd = openSync(file, 'wx');
+    fd = openSync(file, 'wx', PRIVATE_FILE_MODE);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;

@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PRIVATE_FILE_MODE } from './private-directory.ts';
 
 /**
  * Where the owner of DATA_DIR says its embedded database listens. The lock stops a second server over
@@ -19,7 +20,8 @@ export interface EmbeddedAddress {
 export function publishEmbeddedAddress(directory: string, address: EmbeddedAddress): () => void {
   const file = join(directory, ADDRESS_FILE);
   const partial = `${file}.${address.pid}`;
-  writeFileSync(partial, `${JSON.stringify(address)}\n`);
+  // 0600: the address is the way in to a database without authentication.
+  writeFileSync(partial, `${JSON.stringify(address)}\n`, { mode: PRIVATE_FILE_MODE });
   renameSync(partial, file);
   return () => {
     // A later owner may have published its own address over ours: that one stays.

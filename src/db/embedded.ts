@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { lockDataDir } from './data-dir-lock.ts';
 import { publishEmbeddedAddress } from './embedded-address.ts';
 import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
+import { makePrivateDirectory, PRIVATE_FILE_MODE, PRIVATE_UMASK } from './private-directory.ts';
 
 /** The one embedded server (older versions also ran mongod: see BACKEND_MARKER). */
 export type EmbeddedKind = 'ferretdb';
@@ -22,6 +23,8 @@ export interface EmbeddedOptions {
   dataDir: string;
   /** Progress lines for people watching a first build. */
   log: (message: string) => void;
+  /** What the operator should look at (DATA_DIR's modes); `log` when not given. */
+  warn?: (message: string) => void;
 }
 
 const READY_TIMEOUT_MS = 30_000;
@@ -99,11 +102,25 @@ async function waitForReady(
   });
 }
 
+/**
+ * The server's SQLite files would be created 0644 under the usual umask: this one makes them 0600. A
+ * child takes the umask in force when it is spawned (a file Node's own threads create meanwhile is
+ * only more private for it).
+ */
+function spawnPrivately(binary: string, args: string[]) {
+  const umask = process.umask(PRIVATE_UMASK);
+  try {
+    return spawn(binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  } finally {
+    process.umask(umask);
+  }
+}
+
 async function startFerretDb(binary: string, dataDir: string): Promise<EmbeddedDatabase> {
   // Port 0: FerretDB binds a free port itself and reports it, so no other process can take it first.
   // It warns about every command it lacks (the driver's endSessions, say): errors are what matter.
   const args = ['--listen', '127.0.0.1:0', '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
-  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawnPrivately(binary, args);
   const uri = await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
   return supervise(child, uri);
 }
@@ -117,9 +134,15 @@ function readMarker(directory: string): string | undefined {
  * FerretDB (built once, which needs Go), or NoEmbeddedDatabaseError saying why not. Once ready, its
  * URI is published in DATA_DIR (embedded-address.ts) for tools run beside the service.
  */
-export async function startEmbeddedDatabase({ dataDir, log }: EmbeddedOptions): Promise<EmbeddedDatabase> {
+export async function startEmbeddedDatabase({ dataDir, log, warn = log }: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const directory = resolve(dataDir);
-  mkdirSync(directory, { recursive: true });
+  const { tightened, notOwned } = makePrivateDirectory(directory);
+  if (tightened.length > 0) {
+    warn(`${directory} was open to other users of this machine: made ${tightened.length} entries private (0700/0600)`);
+  }
+  if (notOwned.length > 0) {
+    warn(`other users of this machine can read ${notOwned.join(', ')} (owned by another user): chmod go-rwx them`);
+  }
   // One owner per data directory: a second server over the same files would corrupt them.
   const unlock = lockDataDir(directory);
   let unpublish = () => {};
@@ -161,7 +184,7 @@ async function startOwnFerretDb(directory: string, log: (message: string) => voi
     throw new NoEmbeddedDatabaseError('Go is not installed, so FerretDB cannot be built (install Go)');
   }
   // Claimed before the server writes a file, so nothing else starts over a half-made directory.
-  writeFileSync(join(directory, BACKEND_MARKER), `${KIND}\n`);
+  writeFileSync(join(directory, BACKEND_MARKER), `${KIND}\n`, { mode: PRIVATE_FILE_MODE });
   try {
     return await startFerretDb(await buildFerretDb(log), directory);
   } catch (error) {
