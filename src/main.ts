@@ -9,7 +9,8 @@ import { createHttpServer, drainHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { createService, type Service } from './service.ts';
-import { createMongoStores } from './stores.ts';
+import { isLoopbackAddress } from './static/loopback.ts';
+import { createMongoStores, type Stores } from './stores.ts';
 import { logTracingProblems } from './telemetry/diagnostics.ts';
 import { runningTracing } from './telemetry/running.ts';
 import { TRACING_FLUSH_DEADLINE_MS, tracingRequested } from './telemetry/settings.ts';
@@ -75,22 +76,43 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 
-const isLoopback = (host: string) => host === '127.0.0.1' || host === '::1' || host === 'localhost';
+/** Whether any issued key could authenticate: read once, before the service's own key sync starts. */
+async function anyIssuedKey(stores: Stores): Promise<boolean> {
+  const now = Date.now();
+  const keys = await stores.issuedKeys.active();
+  return keys.some((key) => key.expiresAt === null || key.expiresAt.getTime() > now);
+}
 
-/** Development only (production takes keys from API_KEYS or `npm run keys`): one key for this run, shown once. */
-function withDevelopmentKey(settings: Config): { config: Config; graphiqlApiKey?: string } {
-  if (settings.API_KEYS.length > 0 || settings.NODE_ENV === 'production') return { config: settings };
+/**
+ * A newcomer's `npm start` opens GraphiQL with a working key: one generated for this run, only where
+ * nobody else can use it (a loopback listener, not production) and nothing else would authenticate.
+ * Shown once in full: only this machine's users see this terminal, and curl needs it.
+ */
+async function withDevelopmentKey(stores: Stores): Promise<{ config: Config; graphiqlApiKey?: string }> {
+  if (config.API_KEYS.length > 0 || config.NODE_ENV === 'production') return { config };
+  if (!isLoopbackAddress(config.HOST)) {
+    logger.info({ host: config.HOST }, 'no development key: HOST is not a loopback address');
+    return { config };
+  }
+  const issued = await anyIssuedKey(stores).catch((error: unknown) => {
+    logger.warn({ err: error }, 'no development key: the issued API keys could not be read');
+    return true;
+  });
+  if (issued) return { config };
   const key = `dev_${randomBytes(24).toString('base64url')}`;
-  logger.warn({ apiKey: key }, 'API_KEYS is not set: generated a development key for this run');
-  // Only this machine can load the page, so GraphiQL may open with the key already in its Headers.
-  return { config: { ...settings, API_KEYS: [key] }, ...(isLoopback(settings.HOST) ? { graphiqlApiKey: key } : {}) };
+  logger.warn({ apiKey: key }, 'no API_KEYS and no issued key: generated a development key for this run');
+  return { config: { ...config, API_KEYS: [key] }, graphiqlApiKey: key };
 }
 
 /** MONGODB_URI, or the embedded FerretDB over DATA_DIR when it is unset. */
 async function databaseUri(): Promise<string> {
   if (config.MONGODB_URI) return config.MONGODB_URI;
   const started = Date.now();
-  embedded = await startEmbeddedDatabase({ dataDir: config.DATA_DIR, log: (message) => logger.info(message) });
+  embedded = await startEmbeddedDatabase({
+    dataDir: config.DATA_DIR,
+    log: (message) => logger.info(message),
+    warn: (message) => logger.warn(message),
+  });
   embedded.onUnexpectedExit((code) => {
     logger.fatal({ code }, 'the embedded database stopped; exiting so a supervisor can restart us');
     void shutdown('embedded database died', 1);
@@ -116,11 +138,11 @@ function listen(listener: RequestListener, host: string, port: number): Promise<
 }
 
 async function start(): Promise<void> {
-  const { config: settings, graphiqlApiKey } = withDevelopmentKey(config);
   database = await connectDatabase(await databaseUri(), config.MONGODB_DB);
   const metrics = createMetrics();
   const stores = await createMongoStores(database, { metrics, logger });
   if (embedded) warnWhenEmbeddedStoreIsLarge(database.db, logger);
+  const { config: settings, graphiqlApiKey } = await withDevelopmentKey(stores);
   service = createService({ config: settings, stores, logger, metrics, graphiqlApiKey, tracer: tracing?.tracer });
   await service.ready;
   // A failed first read was logged by the key sync; this then also says nothing can authenticate yet.

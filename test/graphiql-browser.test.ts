@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { startServiceProcess } from '../scripts/service-process.ts';
 import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
 import { createPetOverGraphQL } from './support/graphql-client.ts';
 import { API_KEY, useTestServer } from './support/test-server.ts';
@@ -63,5 +67,42 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('GraphiQL'), () => {
       (url) => !url.startsWith('data:') && new URL(url.replace(/^blob:/, '')).hostname !== '127.0.0.1',
     );
     expect(foreign).toEqual([]);
+  });
+});
+
+describe.skipIf(SKIP_BROWSER)(browserSuite("A newcomer's npm start, then GraphiQL"), () => {
+  const browser = useBrowser();
+
+  it('opens at localhost with the development key pre-filled, and a query runs as it is', {
+    timeout: 120_000,
+  }, async () => {
+    // Nothing set but a data directory of its own: no API_KEYS, the embedded database, npm start.
+    const dataDir = mkdtempSync(join(tmpdir(), 'petstore-newcomer-'));
+    const service = await startServiceProcess({ via: 'npm', echo: 'none', env: { API_KEYS: '', DATA_DIR: dataDir } });
+    try {
+      const page = await browser().newPage({ viewport: { width: 1280, height: 720 } });
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const response = await page.goto(`http://localhost:${new URL(service.origin).port}/graphql`);
+      expect(response?.headers()['cache-control']).toBe('no-store');
+      const queryEditor = page.locator('section.graphiql-query-editor .monaco-editor');
+      await expect.poll(() => queryEditor.isVisible(), { timeout: 20_000 }).toBe(true);
+      await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
+      const headersEditor = page.locator('.monaco-editor[data-uri$="request-headers.json"]');
+      expect(await editorText(headersEditor)).toMatch(/"Authorization": "Bearer dev_[A-Za-z0-9_-]+"/);
+
+      await replaceEditorText(page, queryEditor, '{ pets(limit: 1) { id } }');
+      const tabTitle = page.locator('.graphiql-tab-active .graphiql-tab-button');
+      await expect.poll(() => tabTitle.getAttribute('title')).toBe('<untitled>');
+      await page.locator('button.graphiql-execute-button').click();
+      const result = page.locator('section.result-window');
+      await expect.poll(() => editorText(result), { timeout: 20_000 }).toContain('"pets": []');
+      expect(await editorText(result)).not.toContain('"errors"');
+      await saveScreenshot(page, 'graphiql-newcomer.png');
+      expect(pageErrors).toEqual([]);
+    } finally {
+      expect(await service.stop()).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

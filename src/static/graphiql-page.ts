@@ -10,6 +10,8 @@ export interface GraphiQLPageOptions {
   headers: string;
   /** Shown above GraphiQL when the key is not pre-filled: how to set it. */
   keyHint?: string;
+  /** True when `headers` holds a key: the page is then never stored by a browser or a cache. */
+  holdsKey?: boolean;
 }
 
 // GraphiQL sizes itself to 100vh; with a hint above it, it takes the rest of the column instead.
@@ -44,7 +46,7 @@ export function createGraphiQLPage(options: GraphiQLPageOptions): HtmlPage {
     },
   };
   const hint = options.keyHint ? `<p class="key-hint" role="note">${escapeHtml(options.keyHint)}</p>` : '';
-  return createHtmlPage(`<!doctype html>
+  const html = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -62,5 +64,6 @@ export function createGraphiQLPage(options: GraphiQLPageOptions): HtmlPage {
     <script src="${url('graphiql.js')}"></script>
   </body>
 </html>
-`);
+`;
+  return createHtmlPage(html, options.holdsKey ? { cacheControl: 'no-store' } : {});
 }

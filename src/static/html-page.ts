@@ -28,13 +28,16 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => H
 /** JSON safe inside <script type="application/json">: no `</script>` can end the element early. */
 export const jsonForScript = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
-/** A fixed HTML document: revalidated on every load (no-cache) and answered 304 while unchanged. */
-export function createHtmlPage(html: string): HtmlPage {
+/**
+ * A fixed HTML document: revalidated on every load (no-cache) and answered 304 while unchanged; a
+ * page holding a secret says `no-store` instead.
+ */
+export function createHtmlPage(html: string, { cacheControl = 'no-cache' } = {}): HtmlPage {
   const body = Buffer.from(html);
   const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 24)}"`;
   const headers = {
     ETag: etag,
-    'Cache-Control': 'no-cache',
+    'Cache-Control': cacheControl,
     'Content-Security-Policy': CONTENT_SECURITY_POLICY,
     'X-Content-Type-Options': 'nosniff',
   };

@@ -3,12 +3,16 @@ import { createApiDocsPage } from './api-docs-page.ts';
 import { assetUrl, DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
 import { createFrontDoor } from './front-door.ts';
 import { createGraphiQLPage } from './graphiql-page.ts';
+import { isLocalBrowserRequest } from './loopback.ts';
 import { createStaticAssets } from './static-assets.ts';
 
 export interface PublicPagesOptions {
   graphqlEndpoint: string;
   restBasePath: string;
-  /** Pre-filled in GraphiQL's Headers tab (a generated development key on loopback only). */
+  /**
+   * A generated development key (main.ts makes one on loopback only), pre-filled in GraphiQL's
+   * Headers tab for a browser on this machine only.
+   */
   graphiqlApiKey: string | undefined;
   openApiDocument: (req: IncomingMessage, res: ServerResponse) => void;
   assetsDir?: string;
@@ -38,15 +42,17 @@ const KEY_HINT =
 /** GraphiQL, the REST API reference and their assets, built from the files `npm run build` wrote. */
 export function createPublicPages(options: PublicPagesOptions) {
   const assets = createStaticAssets({ dir: options.assetsDir ?? DEFAULT_ASSETS_DIR, urlPrefix: '/assets' });
-  const key = options.graphiqlApiKey;
-  const graphiql = createGraphiQLPage({
-    manifest: assets.manifest,
-    graphqlEndpoint: options.graphqlEndpoint,
-    title: 'Petstore GraphQL',
-    defaultQuery: EXAMPLE_OPERATION,
-    headers: JSON.stringify({ Authorization: `Bearer ${key ?? '<API_KEY>'}` }, null, 2),
-    ...(key ? {} : { keyHint: KEY_HINT }),
-  });
+  const graphiqlWith = (key: string | undefined) =>
+    createGraphiQLPage({
+      manifest: assets.manifest,
+      graphqlEndpoint: options.graphqlEndpoint,
+      title: 'Petstore GraphQL',
+      defaultQuery: EXAMPLE_OPERATION,
+      headers: JSON.stringify({ Authorization: `Bearer ${key ?? '<API_KEY>'}` }, null, 2),
+      ...(key ? { holdsKey: true } : { keyHint: KEY_HINT }),
+    });
+  const graphiql = graphiqlWith(undefined);
+  const graphiqlWithKey = options.graphiqlApiKey ? graphiqlWith(options.graphiqlApiKey) : undefined;
   const apiDocs = createApiDocsPage({
     manifest: assets.manifest,
     openApiUrl: `${options.restBasePath}/openapi.json`,
@@ -60,7 +66,8 @@ export function createPublicPages(options: PublicPagesOptions) {
   return {
     frontDoor: createFrontDoor(options),
     favicon: (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(301, favicon).end(),
-    graphiql: graphiql.send,
+    graphiql: (req: IncomingMessage, res: ServerResponse) =>
+      (graphiqlWithKey && isLocalBrowserRequest(req) ? graphiqlWithKey : graphiql).send(req, res),
     apiDocs: apiDocs.send,
     assets: assets.handle,
     openApiDocument: options.openApiDocument,
