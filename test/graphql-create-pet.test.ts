@@ -49,6 +49,24 @@ describe('when a client adds a pet with input the schema refuses', () => {
   it.each([
     ['a blank name', { name: '   ', categoryId: 1 }, 'input.name', 'must not be blank'],
     ['an empty name', { name: '', categoryId: 1 }, 'input.name', 'must not be blank'],
+    [
+      'a name with NUL, a bidi override, a zero-width space and an ANSI escape',
+      { name: '\u0000\u202eevil\u200b\u001b[31m', categoryId: 1 },
+      'input.name',
+      'control or format characters',
+    ],
+    [
+      'a name with a zero-width joiner',
+      { name: '🐕\u200d🦺', categoryId: 1 },
+      'input.name',
+      'control or format characters',
+    ],
+    [
+      'a name of format characters and spaces only',
+      { name: '\u200b \ufeff', categoryId: 1 },
+      'input.name',
+      'control or format characters',
+    ],
     ['a name over 100 characters', { name: 'x'.repeat(101), categoryId: 1 }, 'input.name', 'at most 100'],
     ['a name that is not a string', { name: 12, categoryId: 1 }, 'input.name', 'String'],
     ['a null name', { name: null, categoryId: 1 }, 'input.name', 'must not be null'],

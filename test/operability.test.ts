@@ -5,6 +5,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { getIntrospectionQuery, type IntrospectionQuery, parse, print } from 'graphql';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
+import { READY_ANSWER_TTL_MS } from '../src/edge/health.ts';
 import { dataOf, executeGraphQL, firstError } from './support/graphql-client.ts';
 import { DeepestAllowedDocument, PetsDocument } from './support/operations.ts';
 import { startServerWithLostDatabase, useTestServer } from './support/test-server.ts';
@@ -24,6 +25,53 @@ describe('readiness', () => {
     expect(response.status).toBe(503);
     expect(response.headers['retry-after']).toBe('5');
     await broken.close();
+  });
+});
+
+describe('readiness under a crowd of probes (no key needed, so anyone can send them)', () => {
+  let pings = 0;
+  let stalled = false;
+  const counted = useTestServer({
+    wrapStores: (stores) => ({
+      ...stores,
+      ping: (signal) => {
+        pings++;
+        // A database that stops answering: only the deadline of /ready ends the wait.
+        return stalled ? new Promise<void>(() => {}) : stores.ping(signal);
+      },
+    }),
+  });
+  const crowd = (count: number) =>
+    Promise.all(Array.from({ length: count }, () => fetch(`${counted.baseUrl}/ready`).then((res) => res.status)));
+  const afterTheAnswerExpires = () => new Promise((resolve) => setTimeout(resolve, READY_ANSWER_TTL_MS + 100));
+
+  it('shares one database ping among 500 concurrent /ready requests, all answered 200', async () => {
+    await afterTheAnswerExpires();
+    const before = pings;
+    const statuses = await crowd(500);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    // One ping, or two if the crowd outlived one answer's lifetime.
+    expect(pings - before).toBeGreaterThanOrEqual(1);
+    expect(pings - before).toBeLessThanOrEqual(2);
+  });
+
+  it('pings again once the answer is older than its lifetime', async () => {
+    await afterTheAnswerExpires();
+    const before = pings;
+    expect((await fetch(`${counted.baseUrl}/ready`)).status).toBe(200);
+    expect(pings - before).toBe(1);
+  });
+
+  it('answers a crowd 503 within the deadline when the database stalls, still with one ping', async () => {
+    await afterTheAnswerExpires();
+    stalled = true;
+    const before = pings;
+    const startedAt = performance.now();
+    const statuses = await crowd(200);
+    stalled = false;
+    expect(new Set(statuses)).toEqual(new Set([503]));
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(pings - before).toBe(1);
   });
 });
 

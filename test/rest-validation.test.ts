@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectError } from './support/openapi-contract.ts';
+import { petNameRule } from '../src/pets/pet-rules.ts';
+import { documentedSchema, expectError } from './support/openapi-contract.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { PET_STATUSES } from './support/rest-types.ts';
 import { useTestServer } from './support/test-server.ts';
@@ -148,5 +149,59 @@ describe('NewPet strictness (POST /v1/pets)', () => {
     const response = await rest.createPetFromText('{"name":"Float form","categoryId":1.0}');
     expectStatus(response, 201);
     expect(response.body.categoryId).toBe(1);
+  });
+});
+
+/** Names with control (Cc) or format (Cf) characters, or nothing visible once those are gone. */
+const HOSTILE_NAMES = [
+  ['NUL, a bidi override, a zero-width space and an ANSI escape', '\u0000\u202eevil\u200b\u001b[31m'],
+  ['a NUL at the end', 'Rex\u0000'],
+  ['a right-to-left override', 'Rex\u202egnp.exe'],
+  ['a zero-width space inside', 'Re\u200bx'],
+  ['an ANSI colour escape', '\u001b[31mRex'],
+  ['a line break', 'Rex\nSmith'],
+  ['a soft hyphen (Cf)', 'Re\u00adx'],
+  ['a zero-width joiner between emoji (Cf, refused too)', '🐕\u200d🦺'],
+  ['a Unicode tag character beyond the BMP', 'Rex\u{E0041}'],
+  ['only format characters and spaces', '\u200b \u2060 \ufeff'],
+];
+
+describe('pet names with control or format characters (POST /v1/pets)', () => {
+  it.each(HOSTILE_NAMES)(
+    'refuses a name with %s: 400 BAD_USER_INPUT naming name, nothing stored',
+    async (_what, name) => {
+      const response = await rest.storesNothing(() => rest.createPet({ name, categoryId: 1 }));
+      expectError(response, 400, 'BAD_USER_INPUT', 'name');
+    },
+  );
+
+  it('says which characters it refuses', async () => {
+    const response = await rest.createPet({ name: 'Rex\u0000', categoryId: 1 });
+    expectError(response, 400, 'BAD_USER_INPUT', 'name');
+    expect(response.body.message).toContain('control or format characters');
+  });
+
+  it.each([
+    ['ordinary spaces, leading and trailing too', '  Rex  the  Dog '],
+    ['letters of other scripts and emoji', 'Ünïcødé Лайка 🐕'],
+    ['an emoji with a variation selector (Mn, not Cf)', '❤️ Rex'],
+  ])('accepts a name with %s, returned unchanged', async (_what, name) => {
+    const response = await rest.createPet({ name, categoryId: 1 });
+    expectStatus(response, 201);
+    expect(response.body.name).toBe(name);
+  });
+
+  it("the contract's PetName pattern refuses exactly what the service refuses, for every code point", () => {
+    const pattern = new RegExp(String(documentedSchema('PetName').pattern), 'u');
+    const disagreements: string[] = [];
+    for (let codePoint = 0; codePoint <= 0x10ffff; codePoint++) {
+      if (codePoint >= 0xd800 && codePoint <= 0xdfff) continue;
+      const character = String.fromCodePoint(codePoint);
+      // Alone (is it blank?) and beside a letter (is it allowed at all?).
+      for (const name of [character, `a${character}`]) {
+        if (pattern.test(name) !== petNameRule.safeParse(name).success) disagreements.push(codePoint.toString(16));
+      }
+    }
+    expect(disagreements).toEqual([]);
   });
 });

@@ -186,32 +186,11 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
       if (contentType !== 'application/json' && !contentType?.startsWith('application/json;')) return false;
       return tryFastPath(scope, body, 'POST');
     },
-    /** A GET: its query string read as Yoga reads it (the four parameters, empty ones absent) and the id the gate reads. */
-    get(scope: RequestScope): false | Promise<true> {
-      const params = paramsOfQueryString(scope.query);
-      return params ? tryFastPath(scope, params, 'GET') : false;
+    /** A GET: its query string as Yoga reads it (graphql-url-params.ts); `extensions` leave it to Yoga. */
+    get(scope: RequestScope, params: Record<string, unknown>): false | Promise<true> {
+      return tryFastPath(scope, params, 'GET');
     },
   };
-}
-
-/** Yoga's handleURLSearchParams, with `documentId`; undefined when `variables` is not JSON or `extensions` is sent. */
-function paramsOfQueryString(query: string): Record<string, unknown> | undefined {
-  const search = new URLSearchParams(query);
-  if (search.get('extensions')) return undefined;
-  const params: Record<string, unknown> = {};
-  for (const name of ['query', 'documentId', 'operationName']) {
-    const value = search.get(name);
-    if (value) params[name] = value;
-  }
-  const variables = search.get('variables');
-  if (variables) {
-    try {
-      params.variables = JSON.parse(variables);
-    } catch {
-      return undefined;
-    }
-  }
-  return params;
 }
 
 export type GraphQLFastPath = ReturnType<typeof createGraphQLFastPath>;

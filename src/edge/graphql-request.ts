@@ -3,7 +3,9 @@ import type { ServerContext } from '../context.ts';
 import { BodyTooLargeError, readBody } from '../http/read-body.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
+import { ACCEPTED_MEDIA_TYPES, acceptsGraphQLAnswer } from './graphql-accept.ts';
 import type { GraphQLFastPath } from './graphql-fast-path.ts';
+import { graphQLUrlParams } from './graphql-url-params.ts';
 
 type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
 
@@ -33,10 +35,26 @@ export function parsedGraphQLBody(contentType: string | undefined, bytes: Buffer
 
 type YogaListener = (req: IncomingMessage, res: ServerResponse, context: ServerContext) => unknown;
 
+const FORM = 'application/x-www-form-urlencoded';
+/** Yoga's isContentTypeMatch: the first of a list, exactly, parameters aside. */
+function isFormUrlEncoded(contentType: string | undefined): boolean {
+  const first = contentType?.split(',')[0];
+  return first === FORM || (first?.startsWith(`${FORM};`) ?? false);
+}
+
+const NOT_ACCEPTABLE = {
+  status: 406,
+  code: 'NOT_ACCEPTABLE',
+  message: `None of the media types in Accept can be answered: use one of ${ACCEPTED_MEDIA_TYPES}`,
+  headers: { Accept: ACCEPTED_MEDIA_TYPES },
+};
+
 /**
  * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
  * answers the ordinary POSTs and GETs it can (graphql-fast-path.ts), and Yoga gets the rest, with the parsed
- * body (Yoga's own limiter halved throughput) and the request's identity.
+ * body (Yoga's own limiter halved throughput) and the request's identity. Requests Yoga would mishandle
+ * are answered here: an Accept it cannot serve (graphql-accept.ts), URL-encoded parameters that are
+ * not JSON (graphql-url-params.ts).
  */
 export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, fastPath?: GraphQLFastPath) {
   const badRequest = (scope: RequestScope, message: string) =>
@@ -44,6 +62,7 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
 
   return async (scope: RequestScope): Promise<unknown> => {
     const { req, res } = scope;
+    if (!acceptsGraphQLAnswer(req.headers.accept)) return sendError(res, 'graphql', NOT_ACCEPTABLE);
     if (req.method === 'POST') {
       let bytes: Buffer;
       try {
@@ -55,6 +74,10 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
         return sendError(res, 'graphql', tooLarge, { Connection: 'close' });
       }
       if (bytes.length === 0) return badRequest(scope, 'The request body is empty: send a JSON object with a "query"');
+      if (isFormUrlEncoded(req.headers['content-type'])) {
+        const form = graphQLUrlParams(bytes.toString('utf8'));
+        if (!form.ok) return badRequest(scope, form.message);
+      }
       const parsed = parsedGraphQLBody(req.headers['content-type'], bytes);
       if (!parsed.ok) return badRequest(scope, parsed.message);
       const answered = fastPath?.post(scope, parsed.body);
@@ -63,7 +86,9 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
       (req as IncomingMessage & { body?: unknown }).body = parsed.body;
     }
     if (req.method === 'GET') {
-      const answered = fastPath?.get(scope);
+      const url = graphQLUrlParams(scope.query);
+      if (!url.ok) return badRequest(scope, url.message);
+      const answered = fastPath?.get(scope, url.params);
       if (answered) return answered;
     }
     return yoga(req, res, { identity: scope });

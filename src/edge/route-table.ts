@@ -18,6 +18,8 @@ export interface Route {
   face: Face;
   /** Handlers by method (HEAD goes wherever GET does; others get 405), or one for every method. */
   methods: Partial<Record<Method, Handler>> | Handler;
+  /** False: HEAD gets 405 and Allow leaves it out (GraphQL over HTTP defines only GET and POST). */
+  head?: false;
   /** Left out of the access log: probes a balancer calls every few seconds. */
   quiet?: boolean;
   /** Headers every answer on the route carries, a 401 or 429 included (a deprecated route says so). */
@@ -49,7 +51,7 @@ export function pathTemplate(template: string): Route['match'] {
 /** RFC 9110 §15.5.6: a 405 names the methods the path takes; HEAD goes wherever GET does. */
 function allowOf(route: Route): string {
   const methods = typeof route.methods === 'function' ? [] : Object.keys(route.methods);
-  return [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
+  return [...methods, ...(methods.includes('GET') && route.head !== false ? ['HEAD'] : [])].join(', ');
 }
 
 /** Walks the routes in order; the fallback serves every path none of them matches. */
@@ -68,7 +70,7 @@ export function createRouteTable(routes: readonly Route[], fallback: Route) {
     },
     handlerFor(route: Route, method: string): Handler | undefined {
       if (typeof route.methods === 'function') return route.methods;
-      const wanted = method === 'HEAD' ? 'GET' : method;
+      const wanted = method === 'HEAD' && route.head !== false ? 'GET' : method;
       return Object.hasOwn(route.methods, wanted) ? route.methods[wanted as Method] : undefined;
     },
     methodNotAllowed(route: Route, scope: RequestScope): HttpError {

@@ -96,6 +96,7 @@ export function createRoutes(handlers: RouteHandlers): { routes: Route[]; fallba
       access: 'key',
       face: 'graphql',
       methods: { GET: handlers.graphql, POST: handlers.graphql },
+      head: false,
     },
     ...restRoutes(handlers),
   ];

@@ -8,10 +8,13 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** The client went away before its body was complete: nobody is left to answer. */
+/**
+ * The client went away before its body was complete: nobody is left to answer, and nothing of ours
+ * failed. The access log says so at info; it is no error of ours to log with a stack.
+ */
 export class ClientClosedError extends Error {
-  constructor() {
-    super('the client closed the request before sending its whole body');
+  constructor(cause?: unknown) {
+    super('the client closed the request before sending its whole body', { cause });
     this.name = 'ClientClosedError';
   }
 }
@@ -37,12 +40,13 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       cleanup();
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
     };
+    // A request stream fails only when its connection does ("aborted", a reset): the client's doing.
     const onError = (error: Error) => {
       cleanup();
-      reject(error);
+      reject(new ClientClosedError(error));
     };
     // A client that goes away mid-body ends the wait too: every wait has an end.
-    const onClose = () => onError(new ClientClosedError());
+    const onClose = () => onError(new Error('closed'));
     const cleanup = () => {
       req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
     };

@@ -55,7 +55,7 @@ export function readAssetManifest(dir: string): AssetManifest {
 
 /** URL of a logical asset; throws on a name the build does not write, so a typo fails at startup. */
 export function assetUrl(manifest: MountedManifest, logicalName: string): string {
-  const file = manifest.assets[logicalName];
+  const file = Object.hasOwn(manifest.assets, logicalName) ? manifest.assets[logicalName] : undefined;
   if (!file) throw new Error(`No asset named ${logicalName} in the manifest; rebuild with \`npm run build\``);
   return `${manifest.urlPrefix}/${file}`;
 }

@@ -12,7 +12,7 @@ export interface StaticAssets {
   handle(req: IncomingMessage, res: ServerResponse): void;
 }
 
-const CONTENT_TYPES_SIRV_LACKS: Record<string, string> = { '.ico': 'image/x-icon' };
+const CONTENT_TYPES_SIRV_LACKS = new Map([['.ico', 'image/x-icon']]);
 
 /**
  * Serves the files of `npm run build` under urlPrefix. We pick the encoding and answer conditional
@@ -30,7 +30,8 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const fileName = path.startsWith(`${urlPrefix}/`) ? path.slice(urlPrefix.length + 1) : '';
-    const file = manifest.files[fileName];
+    // Own properties only: `constructor` or `__proto__` is a name a client may send, not a file.
+    const file = Object.hasOwn(manifest.files, fileName) ? manifest.files[fileName] : undefined;
     if (!file) {
       notFound(res, path);
       return;
@@ -45,7 +46,7 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
       res.end();
       return;
     }
-    const contentType = CONTENT_TYPES_SIRV_LACKS[fileName.slice(fileName.lastIndexOf('.'))];
+    const contentType = CONTENT_TYPES_SIRV_LACKS.get(fileName.slice(fileName.lastIndexOf('.')));
     if (contentType) res.setHeader('Content-Type', contentType);
     // sirv reads only url and headers; a stand-in request names the variant without touching req.url,
     // which the access log still reads when the response finishes.
