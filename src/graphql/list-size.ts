@@ -59,7 +59,8 @@ interface Walk {
   /** Undefined while validating: there are no variable values yet, only their defaults. */
   variables: Readonly<Record<string, unknown>> | undefined;
   defaults: Map<string, ValueNode>;
-  items: number;
+  /** Each fragment's items, worked out once per walk; null while it is being worked out (a cycle). */
+  fragmentItems: Map<string, number | null>;
   /** Whether any sized list field was seen at all. */
   sized: boolean;
   problem?: GraphQLError;
@@ -73,7 +74,8 @@ function sizeOf(walk: Walk, field: GraphQLField<unknown, unknown>, argument: str
   let value: unknown;
   if (given?.kind === Kind.VARIABLE) {
     const name = given.name.value;
-    value = walk.variables && name in walk.variables ? walk.variables[name] : literal(walk.defaults.get(name));
+    const sent = walk.variables && Object.hasOwn(walk.variables, name);
+    value = sent ? walk.variables?.[name] : literal(walk.defaults.get(name));
     if (outsideInt(value)) walk.problem ??= limitProblem(name, value);
   } else {
     value = literal(given);
@@ -88,7 +90,14 @@ function sizeOf(walk: Walk, field: GraphQLField<unknown, unknown>, argument: str
   return Math.min(Math.max(value as number, 0), LIST_LIMIT.max);
 }
 
-function visit(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedType, times: number, path: Set<string>) {
+/**
+ * The items a selection set asks for, once (nested lists multiply). A fragment's items are worked
+ * out the first time it is spread and added again at every other spread, so the walk takes time
+ * linear in the document, however many times its fragments expand (a chain of fragments each
+ * spreading the next twice doubles per level). The first problem is still the first in document order.
+ */
+function itemsOf(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedType): number {
+  let items = 0;
   for (const selection of selections.selections) {
     if (selection.kind === Kind.FIELD) {
       if (!isObjectType(parent) && !isInterfaceType(parent)) continue;
@@ -97,24 +106,31 @@ function visit(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedTyp
       const argument = slicingArgumentOf(field);
       const size = argument ? sizeOf(walk, field, argument, selection) : 1;
       if (argument) {
-        walk.items += times * size;
+        items += size;
         walk.sized = true;
       }
-      if (selection.selectionSet) visit(walk, selection.selectionSet, getNamedType(field.type), times * size, path);
+      if (selection.selectionSet) items += size * itemsOf(walk, selection.selectionSet, getNamedType(field.type));
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const type = selection.typeCondition ? walk.schema.getType(selection.typeCondition.name.value) : parent;
-      if (type) visit(walk, selection.selectionSet, type, times, path);
+      if (type) items += itemsOf(walk, selection.selectionSet, type);
     } else {
-      const name = selection.name.value;
-      const fragment = walk.fragments.get(name);
-      // Validation refuses fragment cycles; the path only keeps this walk finite before it has run.
-      if (!fragment || path.has(name)) continue;
-      const type = walk.schema.getType(fragment.typeCondition.name.value);
-      path.add(name);
-      if (type) visit(walk, fragment.selectionSet, type, times, path);
-      path.delete(name);
+      items += fragmentItems(walk, selection.name.value);
     }
   }
+  return items;
+}
+
+function fragmentItems(walk: Walk, name: string): number {
+  const known = walk.fragmentItems.get(name);
+  // Validation refuses fragment cycles; until it has run, a fragment inside itself counts nothing.
+  if (known !== undefined) return known ?? 0;
+  const fragment = walk.fragments.get(name);
+  const type = fragment && walk.schema.getType(fragment.typeCondition.name.value);
+  if (!fragment || !type) return 0;
+  walk.fragmentItems.set(name, null);
+  const items = itemsOf(walk, fragment.selectionSet, type);
+  walk.fragmentItems.set(name, items);
+  return items;
 }
 
 /** What a walk needs of an operation besides its variables: the same on every request. */
@@ -137,12 +153,12 @@ function prepare(document: DocumentNode, operation: OperationDefinitionNode): Pr
 }
 
 /** The items an operation asks for, over every sized list field, alias and fragment (nested lists multiply). */
-function measure(schema: GraphQLSchema, prepared: Prepared, variables: Walk['variables']): Walk {
+function measure(schema: GraphQLSchema, prepared: Prepared, variables: Walk['variables']) {
   const { operation, fragments, defaults } = prepared;
-  const walk: Walk = { schema, fragments, variables, defaults, items: 0, sized: false };
+  const walk: Walk = { schema, fragments, variables, defaults, fragmentItems: new Map(), sized: false };
   const root = schema.getRootType(operation.operation);
-  if (root) visit(walk, operation.selectionSet, root, 1, new Set());
-  return walk;
+  const items = root ? itemsOf(walk, operation.selectionSet, root) : 0;
+  return { items, sized: walk.sized, problem: walk.problem };
 }
 
 export function queryTooLarge(items: number, maxItems: number): GraphQLError {

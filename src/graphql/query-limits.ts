@@ -1,20 +1,92 @@
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { createGraphQLError } from '@graphql-tools/utils';
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { operationShapes, type Shape } from './document-limits.ts';
+import { MAX_ERRORS } from './error-limit.ts';
+import { knownOperationTypesRule } from './known-operation-types.ts';
+
+/** GraphQL Armor's defaults. */
+export const QUERY_LIMITS = { depth: 6, aliases: 15, directives: 50, tokens: 1000, cost: 5000 } as const;
+
+/** Each limit on a document's shape: its code, and what a client reads when it is over. */
+const shapeLimits: { [K in keyof Shape]: { code: string; says: (found: number, limit: number) => string } } = {
+  depth: {
+    code: 'QUERY_TOO_DEEP',
+    says: (found, limit) => `This operation nests fields ${found} levels deep; at most ${limit} are allowed`,
+  },
+  aliases: {
+    code: 'TOO_MANY_ALIASES',
+    says: (found, limit) => `This operation has ${found} aliases; at most ${limit} are allowed`,
+  },
+  directives: {
+    code: 'TOO_MANY_DIRECTIVES',
+    says: (found, limit) => `This operation has ${found} directives; at most ${limit} are allowed`,
+  },
+  cost: {
+    code: 'QUERY_TOO_COMPLEX',
+    says: (found, limit) => `This operation costs ${found}; at most ${limit} is allowed`,
+  },
+};
 
 /**
- * GraphQL Armor's defaults: a few hundred aliases of `pets(limit: 100)` in one request would be a
- * few hundred collection scans on FerretDB. Introspection (GraphiQL) stays allowed.
+ * A refusal before anything runs, so a request error: 400 under application/graphql-response+json,
+ * 200 under application/json, as Yoga answers validation errors. Figures past 2^53 are not exact anyway.
+ */
+function shapeProblem(shape: Shape): GraphQLError | undefined {
+  for (const key of Object.keys(shapeLimits) as (keyof Shape)[]) {
+    const limit = QUERY_LIMITS[key];
+    if (shape[key] <= limit) continue;
+    const found = Math.min(Math.ceil(shape[key]), Number.MAX_SAFE_INTEGER);
+    const { code, says } = shapeLimits[key];
+    return createGraphQLError(`${says(found, limit)} (fragments count each time they are spread)`, {
+      extensions: { code, found, limit, http: { status: 400, spec: true } },
+    });
+  }
+  return undefined;
+}
+
+/**
+ * Refuses documents over the limits before graphql-js's rules (or any walk after them) run: their
+ * shapes are worked out once per document, in time linear in its size, and stand in for GraphQL
+ * Armor's depth, alias, directive and cost rules, which count a fragment spread differently from
+ * the same fields inline (a codegen client's fragments cost more) and let introspection expand freely.
+ */
+const useShapeLimits = (): Plugin => ({
+  onValidate({ params, setResult, setValidationFn, validateFn }) {
+    for (const shape of operationShapes(params.documentAST).values()) {
+      const problem = shapeProblem(shape);
+      if (problem) return setResult([problem]);
+    }
+    // graphql-js stops at maxErrors and adds one "Too many validation errors" entry.
+    setValidationFn((schema, document, rules, options, typeInfo) =>
+      validateFn(schema, document, rules, { ...options, maxErrors: MAX_ERRORS }, typeInfo),
+    );
+  },
+});
+
+/** Armor's token limit counts tokens as the parser reads them; its refusal gets our code and status. */
+const tokenLimit = () =>
+  maxTokensPlugin({
+    n: QUERY_LIMITS.tokens,
+    onReject: [
+      () => {
+        throw createGraphQLError(
+          `This document has more than ${QUERY_LIMITS.tokens} tokens; at most ${QUERY_LIMITS.tokens} are allowed`,
+          { extensions: { code: 'TOO_MANY_TOKENS', limit: QUERY_LIMITS.tokens, http: { status: 400, spec: true } } },
+        );
+      },
+    ],
+  });
+
+/**
+ * The limits on a document a client sends: size (tokens), then shape. A few hundred aliases of
+ * `pets(limit: 100)` in one request would be a few hundred collection scans on FerretDB.
+ * Introspection (GraphiQL) stays allowed.
  */
 export function useQueryLimits(): Plugin[] {
-  return [
-    maxAliasesPlugin({ n: 15 }),
-    maxDepthPlugin({ n: 6, ignoreIntrospection: true, flattenFragments: true }),
-    maxDirectivesPlugin({ n: 50 }),
-    maxTokensPlugin({ n: 1000 }),
-    costLimitPlugin({ maxCost: 5000, ignoreIntrospection: true }),
-  ] as Plugin[];
+  const knownOperationTypes: Plugin = {
+    onValidate: ({ addValidationRule }) => addValidationRule(knownOperationTypesRule),
+  };
+  return [tokenLimit() as Plugin, useShapeLimits(), knownOperationTypes];
 }

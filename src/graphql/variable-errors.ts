@@ -13,6 +13,7 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { capErrors, MAX_ERRORS } from './error-limit.ts';
 import { badUserInput } from './errors.ts';
 import type { ExecutionHooks } from './execution-hooks.ts';
 
@@ -41,6 +42,8 @@ function leafProblem(type: GraphQLInputType, value: unknown): string | undefined
  * problem as data (the argument path and the rule broken) instead of an English sentence.
  */
 function walk(type: GraphQLInputType, value: unknown, path: string, problems: VariableProblem[]): void {
+  // One past the cap is enough to know the answer is capped: the rest of the value is not read.
+  if (problems.length > MAX_ERRORS) return;
   if (isNonNullType(type)) {
     if (value === null) problems.push({ field: path, reason: 'must not be null' });
     else if (value === undefined) problems.push({ field: path, reason: 'is required' });
@@ -60,8 +63,9 @@ function walk(type: GraphQLInputType, value: unknown, path: string, problems: Va
     }
     const fields = type.getFields();
     const given = value as Record<string, unknown>;
-    for (const name of Object.keys(given)) {
-      if (!(name in fields)) problems.push({ field: `${path}.${name}`, reason: 'is not a known field' });
+    for (const name in given) {
+      if (problems.length > MAX_ERRORS) return;
+      if (!Object.hasOwn(fields, name)) problems.push({ field: `${path}.${name}`, reason: 'is not a known field' });
     }
     for (const field of Object.values(fields)) {
       if (given[field.name] === undefined && field.defaultValue !== undefined) continue;
@@ -82,10 +86,12 @@ function findVariableProblems(
 ): VariableProblem[] {
   const problems: VariableProblem[] = [];
   for (const definition of getOperationAST(document, operationName)?.variableDefinitions ?? []) {
+    if (problems.length > MAX_ERRORS) break;
     const name = definition.variable.name.value;
     const type = typeFromAST(schema, definition.type);
     if (!type || !isInputType(type)) continue;
-    const value = variables?.[name];
+    // Own properties only: a variable named `constructor` is not Object's.
+    const value = variables && Object.hasOwn(variables, name) ? variables[name] : undefined;
     if (value === undefined && definition.defaultValue) continue;
     walk(type, value, name, problems);
   }
@@ -103,7 +109,8 @@ function failedBeforeExecution(result: Result): boolean {
 /**
  * Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as the zod rules'. Which
  * variables are wrong is worked out again from the types and values: the executors (graphql-js, or
- * graphql-jit) say it only in English sentences, each in its own words. Any other result is returned as it is.
+ * graphql-jit) say it only in English sentences, each in its own words. Any other result is returned
+ * as it is, but with at most MAX_ERRORS errors and one "too many errors" entry (both faces pass here).
  */
 export function withVariableErrorCodes<R extends Result>(
   schema: GraphQLSchema,
@@ -112,10 +119,10 @@ export function withVariableErrorCodes<R extends Result>(
   variables: Readonly<Record<string, unknown>> | null | undefined,
   result: R,
 ): R {
-  if (!failedBeforeExecution(result)) return result;
+  if (!failedBeforeExecution(result)) return capErrors(result);
   const problems = findVariableProblems(schema, document, operationName, variables);
-  if (problems.length === 0) return result;
-  return { ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) };
+  if (problems.length === 0) return capErrors(result);
+  return capErrors({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });
 }
 
 /** withVariableErrorCodes on every execution through Yoga's envelop. */
