@@ -72,7 +72,9 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       ...useQueryLimits(),
       useListSizeLimit(listSizeCheck),
       useVariableErrorCodes(),
-      useGraphQlJit(),
+      // A document that does not compile (an unknown operationName) answers with its errors; by
+      // default the plugin also writes them with console.error, outside the JSON log.
+      useGraphQlJit({}, { onError: () => {} }),
       // After the JIT, whose onExecute replaces the execute function without chaining.
       ...(tracing ? [tracing.activate] : []),
       // Last: a document is learnt only once every plugin that could refuse it has passed it.
