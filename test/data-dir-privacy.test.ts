@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +18,13 @@ function newDataDirPath(): string {
   const parent = mkdtempSync(join(tmpdir(), 'petstore-private-'));
   parents.push(parent);
   return join(parent, 'data');
+}
+
+/** The pid of the FerretDB serving `dataDir` (its command line names it). */
+function pidServing(dataDir: string): number {
+  const table = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  const line = table.split('\n').find((row) => row.includes(`--dir ${dataDir}`));
+  return Number.parseInt(line?.trim() ?? '', 10);
 }
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
@@ -39,12 +47,48 @@ describe('the embedded database is private to its owner', () => {
       const modes = modesIn(dataDir);
       console.info(`DATA_DIR after a start and a write: ${JSON.stringify(modes)}`);
       // The lock, the published address, the backend marker and FerretDB's own SQLite files.
-      expect(Object.keys(modes)).toEqual(expect.arrayContaining(['.lock', '.embedded.json', '.backend']));
-      expect(Object.keys(modes).some((name) => name.startsWith('privacy'))).toBe(true);
+      const { 'ferretdb.sock': socketMode, ...files } = modes;
+      expect(Object.keys(files)).toEqual(expect.arrayContaining(['.lock', '.embedded.json', '.backend']));
+      expect(Object.keys(files).some((name) => name.startsWith('privacy'))).toBe(true);
       expect(
-        Object.values(modes).every((mode) => mode === '600'),
+        Object.values(files).every((mode) => mode === '600'),
         JSON.stringify(modes),
       ).toBe(true);
+      expect(socketMode).toBe('700');
+    } finally {
+      await database.stop();
+    }
+  });
+
+  it('then it listens on a socket inside DATA_DIR only: no TCP port another local user could reach', async () => {
+    const dataDir = newDataDirPath();
+    // What a server killed with SIGKILL leaves: its socket file, which would stop the next one binding.
+    mkdirSync(dataDir, { mode: 0o700 });
+    writeFileSync(join(dataDir, 'ferretdb.sock'), '');
+    const database = await startEmbeddedDatabase({ dataDir, log: () => {} });
+    try {
+      const socket = join(dataDir, 'ferretdb.sock');
+      expect(database.uri).toBe(`mongodb://${encodeURIComponent(socket)}/`);
+      expect(statSync(socket).isSocket()).toBe(true);
+      const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' });
+      expect(listening).not.toContain(`pid=${pidServing(dataDir)},`);
+      // The published address, for `npm run keys` beside the service, is the socket too.
+      expect(JSON.parse(readFileSync(join(dataDir, '.embedded.json'), 'utf8')).uri).toBe(database.uri);
+    } finally {
+      await database.stop();
+    }
+  });
+
+  it('when DATA_DIR is too long for a socket path, then it listens on a loopback port and warns', async () => {
+    const dataDir = join(newDataDirPath(), 'a'.repeat(100));
+    const warnings: string[] = [];
+    const database = await startEmbeddedDatabase({ dataDir, log: () => {}, warn: (line) => warnings.push(line) });
+    try {
+      expect(database.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
+      expect(warnings).toEqual([expect.stringContaining('any user of this machine can connect to it')]);
+      const client = await connectDatabase(database.uri, 'long');
+      expect(await client.db.command({ ping: 1 })).toMatchObject({ ok: 1 });
+      await client.close();
     } finally {
       await database.stop();
     }
@@ -101,10 +145,10 @@ describe('NODE_ENV=production and the embedded database', () => {
       });
       expect(created.status).toBe(201);
       expect(modeOf(dataDir).toString(8)).toBe('700');
-      const modes = modesIn(dataDir);
+      const { 'ferretdb.sock': _socket, ...files } = modesIn(dataDir);
       expect(
-        Object.values(modes).every((mode) => mode === '600'),
-        JSON.stringify(modes),
+        Object.values(files).every((mode) => mode === '600'),
+        JSON.stringify(files),
       ).toBe(true);
     } finally {
       expect(await service.stop()).toBe(0);

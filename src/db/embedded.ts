@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { lockDataDir } from './data-dir-lock.ts';
 import { publishEmbeddedAddress } from './embedded-address.ts';
+import { embeddedListener } from './embedded-listener.ts';
 import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
 import { makePrivateDirectory, PRIVATE_FILE_MODE, PRIVATE_UMASK } from './private-directory.ts';
 
@@ -116,13 +117,18 @@ function spawnPrivately(binary: string, args: string[]) {
   }
 }
 
-async function startFerretDb(binary: string, dataDir: string): Promise<EmbeddedDatabase> {
-  // Port 0: FerretDB binds a free port itself and reports it, so no other process can take it first.
+async function startFerretDb(
+  binary: string,
+  dataDir: string,
+  warn: (message: string) => void,
+): Promise<EmbeddedDatabase> {
+  const listener = embeddedListener(dataDir);
+  if (listener.warning) warn(listener.warning);
   // It warns about every command it lacks (the driver's endSessions, say): errors are what matter.
-  const args = ['--listen', '127.0.0.1:0', '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
+  const args = [...listener.args, '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
   const child = spawnPrivately(binary, args);
-  const uri = await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
-  return supervise(child, uri);
+  const printed = await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
+  return supervise(child, listener.uri ?? printed);
 }
 
 function readMarker(directory: string): string | undefined {
@@ -154,7 +160,7 @@ export async function startEmbeddedDatabase({ dataDir, log, warn = log }: Embedd
   };
   process.once('exit', release);
   try {
-    const database = await startOwnFerretDb(directory, log);
+    const database = await startOwnFerretDb(directory, log, warn);
     try {
       unpublish = publishEmbeddedAddress(directory, { pid: process.pid, kind: database.kind, uri: database.uri });
     } catch (error) {
@@ -175,7 +181,11 @@ export async function startEmbeddedDatabase({ dataDir, log, warn = log }: Embedd
   }
 }
 
-async function startOwnFerretDb(directory: string, log: (message: string) => void): Promise<EmbeddedDatabase> {
+async function startOwnFerretDb(
+  directory: string,
+  log: (message: string) => void,
+  warn: (message: string) => void,
+): Promise<EmbeddedDatabase> {
   const marker = readMarker(directory);
   if (marker !== undefined && marker !== KIND) {
     throw new NoEmbeddedDatabaseError(`${directory} holds ${marker} data; not starting ${KIND} over it`);
@@ -186,7 +196,7 @@ async function startOwnFerretDb(directory: string, log: (message: string) => voi
   // Claimed before the server writes a file, so nothing else starts over a half-made directory.
   writeFileSync(join(directory, BACKEND_MARKER), `${KIND}\n`, { mode: PRIVATE_FILE_MODE });
   try {
-    return await startFerretDb(await buildFerretDb(log), directory);
+    return await startFerretDb(await buildFerretDb(log), directory, warn);
   } catch (error) {
     throw new NoEmbeddedDatabaseError(`${KIND}: ${(error as Error).message}`);
   }

@@ -19,7 +19,8 @@ import (
 )
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
+	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on (empty: none)")
+	listenUnix := flag.String("listen-unix", "", "Unix domain socket to listen on (empty: none)")
 	dir := flag.String("dir", ".data", "directory of the SQLite database files")
 	exitWithStdin := flag.Bool("exit-with-stdin", false, "stop when standard input closes (the parent process died)")
 	logLevel := flag.String("log-level", "warn", "FerretDB log level: debug, info, warn or error")
@@ -40,7 +41,7 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
+		Listener:  ferretdb.ListenerConfig{TCP: *listen, Unix: *listenUnix},
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + "/",
 		Logger:    logger,
@@ -61,7 +62,12 @@ func main() {
 	}
 
 	// The parent process waits for this line before it connects.
-	fmt.Println("ready", f.MongoDBURI())
+	// Over a Unix socket the parent builds the URI from the path it gave (MongoDBURI would put it, unescaped, in the host).
+	if *listen == "" {
+		fmt.Println("ready unix")
+	} else {
+		fmt.Println("ready", f.MongoDBURI())
+	}
 	if err = f.Run(ctx); err != nil && ctx.Err() == nil {
 		log.Fatal(err)
 	}
