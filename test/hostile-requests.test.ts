@@ -135,6 +135,34 @@ describe('an Accept header that names no type /graphql answers in', () => {
   });
 });
 
+describe('a POST /graphql body in a media type Yoga does not read', () => {
+  it.each(['multipart/form-data; boundary=x', 'text/plain', 'application/graphql-response+json', 'Application/JSON'])(
+    'Content-Type %s gets 415 UNSUPPORTED_MEDIA_TYPE in a GraphQL body (Yoga answers an empty 415)',
+    async (contentType) => {
+      const answer = await send(
+        'POST',
+        '/graphql',
+        { ...AUTH, 'Content-Type': contentType },
+        '{"query":"{ __typename }"}',
+      );
+      expect(answer.status, answer.text).toBe(415);
+      expect(answer.headers['content-type']).toContain('application/json');
+      expect(JSON.parse(answer.text).errors[0].extensions).toEqual({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+    },
+  );
+
+  it.each([
+    ['application/json', '{"query":"{ __typename }"}'],
+    ['application/json; charset=utf-8', '{"query":"{ __typename }"}'],
+    ['application/graphql', '{ __typename }'],
+    ['application/x-www-form-urlencoded', 'query=%7B__typename%7D'],
+  ])('while Content-Type %s is still served', async (contentType, body) => {
+    const answer = await send('POST', '/graphql', { ...AUTH, 'Content-Type': contentType }, body);
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text)).toEqual({ data: { __typename: 'Query' } });
+  });
+});
+
 describe('a client that sends half its body and hangs up', () => {
   it.each([
     ['/graphql', '{"query":"{ __typename }"'],

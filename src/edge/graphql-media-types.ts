@@ -1,3 +1,5 @@
+/** The media types /graphql speaks, decided as Yoga decides them, so the edge can refuse the rest first. */
+
 /** Every media type Yoga's result processors answer in: streams first, then the regular JSON ones. */
 const ANSWERED = ['text/event-stream', 'multipart/mixed', 'application/graphql-response+json', 'application/json'];
 
@@ -24,4 +26,28 @@ export function acceptsGraphQLAnswer(accept: string | undefined): boolean {
     }
   }
   return false;
+}
+
+/** What Yoga parses a POST body as, by Content-Type; multipart is off (yoga.ts), so not that. */
+const POST_BODIES = new Map([
+  ['application/json', 'json'],
+  ['application/graphql+json', 'json'],
+  ['application/x-www-form-urlencoded', 'form'],
+  ['application/graphql', 'graphql'],
+] as const);
+export type PostBody = 'json' | 'form' | 'graphql';
+
+/** POST bodies Yoga reads, for the edge's 415. */
+export const POSTED_MEDIA_TYPES = [...POST_BODIES.keys()].join(', ');
+
+/**
+ * How Yoga reads a POST body with this Content-Type (its isContentTypeMatch: the first of a list, exactly,
+ * parameters aside), or undefined when it reads none: Yoga's 415 then has no body and no code.
+ */
+export function postBodyOf(contentType: string | undefined): PostBody | undefined {
+  const first = contentType?.split(',')[0] ?? '';
+  const semicolon = first.indexOf(';');
+  const mediaType = semicolon === -1 ? first : first.slice(0, semicolon);
+  // Yoga compares the exact text: `Application/JSON` or `application/json ;` match nothing.
+  return (POST_BODIES as Map<string, PostBody>).get(mediaType);
 }

@@ -3,8 +3,8 @@ import type { ServerContext } from '../context.ts';
 import { BodyTooLargeError, readBody } from '../http/read-body.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
-import { ACCEPTED_MEDIA_TYPES, acceptsGraphQLAnswer } from './graphql-accept.ts';
 import type { GraphQLFastPath } from './graphql-fast-path.ts';
+import { ACCEPTED_MEDIA_TYPES, acceptsGraphQLAnswer, POSTED_MEDIA_TYPES, postBodyOf } from './graphql-media-types.ts';
 import { graphQLUrlParams } from './graphql-url-params.ts';
 
 type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
@@ -35,26 +35,24 @@ export function parsedGraphQLBody(contentType: string | undefined, bytes: Buffer
 
 type YogaListener = (req: IncomingMessage, res: ServerResponse, context: ServerContext) => unknown;
 
-const FORM = 'application/x-www-form-urlencoded';
-/** Yoga's isContentTypeMatch: the first of a list, exactly, parameters aside. */
-function isFormUrlEncoded(contentType: string | undefined): boolean {
-  const first = contentType?.split(',')[0];
-  return first === FORM || (first?.startsWith(`${FORM};`) ?? false);
-}
-
 const NOT_ACCEPTABLE = {
   status: 406,
   code: 'NOT_ACCEPTABLE',
   message: `None of the media types in Accept can be answered: use one of ${ACCEPTED_MEDIA_TYPES}`,
   headers: { Accept: ACCEPTED_MEDIA_TYPES },
 };
+const UNSUPPORTED_MEDIA_TYPE = {
+  status: 415,
+  code: 'UNSUPPORTED_MEDIA_TYPE',
+  message: `Send the body as one of ${POSTED_MEDIA_TYPES}`,
+};
 
 /**
  * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
  * answers the ordinary POSTs and GETs it can (graphql-fast-path.ts), and Yoga gets the rest, with the parsed
  * body (Yoga's own limiter halved throughput) and the request's identity. Requests Yoga would mishandle
- * are answered here: an Accept it cannot serve (graphql-accept.ts), URL-encoded parameters that are
- * not JSON (graphql-url-params.ts).
+ * are answered here: an Accept it cannot serve or a body it cannot read (graphql-media-types.ts),
+ * URL-encoded parameters that are not JSON (graphql-url-params.ts).
  */
 export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, fastPath?: GraphQLFastPath) {
   const badRequest = (scope: RequestScope, message: string) =>
@@ -64,6 +62,8 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
     const { req, res } = scope;
     if (!acceptsGraphQLAnswer(req.headers.accept)) return sendError(res, 'graphql', NOT_ACCEPTABLE);
     if (req.method === 'POST') {
+      const bodyKind = postBodyOf(req.headers['content-type']);
+      if (!bodyKind) return sendError(res, 'graphql', UNSUPPORTED_MEDIA_TYPE);
       let bytes: Buffer;
       try {
         bytes = await readBody(req, maxBodyBytes);
@@ -74,7 +74,7 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
         return sendError(res, 'graphql', tooLarge, { Connection: 'close' });
       }
       if (bytes.length === 0) return badRequest(scope, 'The request body is empty: send a JSON object with a "query"');
-      if (isFormUrlEncoded(req.headers['content-type'])) {
+      if (bodyKind === 'form') {
         const form = graphQLUrlParams(bytes.toString('utf8'));
         if (!form.ok) return badRequest(scope, form.message);
       }

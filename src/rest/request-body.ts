@@ -5,6 +5,11 @@ import { RestError } from './http-errors.ts';
 
 /** What nearly every client sends: accepted without parsing it again on every request. */
 const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
+/** A Content-Type quoted in a message is cut here: an answer must not grow with a request header. */
+const QUOTED_HEADER_MAX = 64;
+const quoted = (header: string) =>
+  JSON.stringify(header.length > QUOTED_HEADER_MAX ? `${header.slice(0, QUOTED_HEADER_MAX)}…` : header);
+
 /** Stateless between calls (no streaming), so one serves every request. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -15,11 +20,14 @@ function assertJsonContentType(header: string | undefined): void {
   try {
     parsed = contentType.parse(header);
   } catch {
-    throw new RestError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${header}" is malformed; use application/json`);
+    throw new RestError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${quoted(header)} is malformed; use application/json`);
   }
   const charset = parsed.parameters.charset?.toLowerCase();
   if (parsed.type !== 'application/json' || (charset !== undefined && charset !== 'utf-8')) {
-    throw new RestError('UNSUPPORTED_MEDIA_TYPE', `Content-Type "${header}" is not supported; use application/json`);
+    throw new RestError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Type ${quoted(header)} is not supported; use application/json`,
+    );
   }
 }
 
