@@ -283,7 +283,7 @@ export const graphQLVariables: Arbitrary<unknown> = fc.oneof(
   {
     weight: 6,
     arbitrary: fc.dictionary(
-      fc.constantFrom('v0', 'v1', 'v2', 'v3', 'first', 'status'),
+      fc.constantFrom('v0', 'v1', 'v2', 'v3', 'first', 'status', '__proto__', 'constructor'),
       fc.jsonValue({ maxDepth: 3 }),
       { maxKeys: 5 },
     ),

@@ -186,11 +186,19 @@ const PET_IDS = [
 const petId = fc.oneof(fc.constantFrom(...PET_IDS), fc.nat({ max: 300 }).map(String));
 const listQuery = fc
   .dictionary(
-    fc.constantFrom('limit', 'status', 'cursor', 'other'),
+    fc.constantFrom('limit', 'status', 'cursor', 'other', '__proto__', 'constructor'),
     fc.oneof(fc.constantFrom('1', '100', '101', '0', '-5', 'available', 'SOLD', 'x', ''), fc.string({ maxLength: 12 })),
     { maxKeys: 3 },
   )
   .map((params) => new URLSearchParams(params).toString());
+
+/** Objects with keys every object inherits, as JSON.parse makes them: own properties, never prototypes. */
+const PROTOTYPE_NAMED: unknown[] = [
+  '{"name":"x","categoryId":1,"__proto__":{"status":"sold"}}',
+  '{"__proto__":{"name":"x","categoryId":1}}',
+  '{"name":"x","categoryId":1,"constructor":{"name":"y"},"toString":1}',
+  '{"name":"x","categoryId":1,"status":"constructor"}',
+].map((text) => JSON.parse(text));
 
 const newPet = fc.oneof(
   {
@@ -205,6 +213,7 @@ const newPet = fc.oneof(
     ),
   },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+  { weight: 1, arbitrary: fc.constantFrom(...PROTOTYPE_NAMED) },
 );
 
 const rest = fc.oneof(
