@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useSofa } from '@graphql-yoga/plugin-sofa';
 import type { Tracer } from '@opentelemetry/api';
 import { createYoga } from 'graphql-yoga';
+import { EVERY_SCOPE } from '../src/auth/scopes.ts';
 import { parseConfig } from '../src/config.ts';
 import type { Context, RequestIdentity } from '../src/context.ts';
 import { schema } from '../src/graphql/schema/index.ts';
@@ -121,6 +122,7 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
     setResponseHeader: () => {},
     headerValues: () => undefined,
     arbitraryDocuments: true,
+    scopes: EVERY_SCOPE,
     documentId: '',
   };
   const context = (): Context => ({ pets, createPet, identity });

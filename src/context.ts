@@ -1,3 +1,4 @@
+import type { Scopes } from './auth/scopes.ts';
 import type { Face } from './http/send-error.ts';
 import type { CreatePet, CreateRequest } from './pets/create-pet.ts';
 import type { PetRepository } from './pets/pet-repository.ts';
@@ -12,6 +13,8 @@ export interface RequestIdentity extends CreateRequest {
   setResponseHeader(name: string, value: string): void;
   /** Whether the key may send GraphQL documents of its own (TRUSTED_DOCUMENTS=enforce asks). */
   readonly arbitraryDocuments: boolean;
+  /** What the key may do: each operation is admitted by the scope it needs (operation-admission.ts). */
+  readonly scopes: Scopes;
   /** The published document the request ran by id (`sha256:…`), '' for a document sent whole. */
   documentId: string;
 }

@@ -6,7 +6,7 @@ import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
 import { type Config, rateLimitsOf } from './config.ts';
 import { createContextFactory } from './context.ts';
 import { createPublishedDocuments } from './documents/published-documents.ts';
-import { createAuthentication } from './edge/authenticate.ts';
+import { createAuthentication, createRequestCharges } from './edge/authenticate.ts';
 import { clientAddressOf } from './edge/client-address.ts';
 import { createDrain } from './edge/drain.ts';
 import { createGraphQLFastPath } from './edge/graphql-fast-path.ts';
@@ -19,6 +19,7 @@ import { createRoutes } from './edge/routes.ts';
 import { createDirectExecution } from './graphql/direct-execution.ts';
 import { createErrorLog } from './graphql/error-log.ts';
 import { createListSizeCheck } from './graphql/list-size.ts';
+import { createOperationAdmission, type OperationAdmission } from './graphql/operation-admission.ts';
 import { schema } from './graphql/schema/index.ts';
 import { createValidatedDocuments } from './graphql/validated-documents.ts';
 import { createIdempotentCreates } from './idempotency/idempotent-create.ts';
@@ -59,7 +60,10 @@ export interface Service {
 }
 
 /** Execution, shared by both faces: Yoga, and the direct execution (REST) with the same context and rules. */
-function createExecution({ config, stores, logger, metrics, tracer }: ServiceDependencies) {
+function createExecution(
+  { config, stores, logger, metrics, tracer }: ServiceDependencies,
+  admission: OperationAdmission,
+) {
   const idempotentCreates = createIdempotentCreates({
     pets: stores.pets,
     records: stores.idempotencyRecords,
@@ -83,6 +87,7 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
     logger,
     errorLog,
     listSizeCheck,
+    admission,
     metrics,
     trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
     tracer,
@@ -93,6 +98,7 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
     createContext,
     errorLog,
     listSizeCheck,
+    admission,
     ...(tracer ? { executeSpans: createExecuteSpans(tracer) } : {}),
   });
   const basePath = config.REST_BASE_PATH;
@@ -138,8 +144,25 @@ function createExecution({ config, stores, logger, metrics, tracer }: ServiceDep
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(dependencies: ServiceDependencies): Service {
   const { config, stores, logger, metrics, graphiqlApiKey, tracer } = dependencies;
+  // REDIS_URL: one count for the fleet. The client connects in the background; until it is ready, and
+  // whenever Redis does not answer, this instance counts alone.
+  const sharedLimits = config.REDIS_URL
+    ? createRedisLimiterStore({
+        url: config.REDIS_URL,
+        logger,
+        onShared: metrics.setRateLimitStoreShared,
+        onFallback: metrics.countRateLimitStoreFallback,
+      })
+    : undefined;
+  const rateLimits = createRateLimits({
+    ...rateLimitsOf(config),
+    logger,
+    ...(sharedLimits ? { store: sharedLimits.store } : {}),
+  });
   const restBasePath = config.REST_BASE_PATH;
-  const execution = createExecution(dependencies);
+  // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
+  const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, metrics) });
+  const execution = createExecution(dependencies, admission);
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({
     ring: keyRing,
@@ -162,21 +185,6 @@ export function createService(dependencies: ServiceDependencies): Service {
     graphql: execution.graphql,
     rest: execution.rest,
     ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => sendMetrics(req, res) } : {}),
-  });
-  // REDIS_URL: one count for the fleet. The client connects in the background; until it is ready, and
-  // whenever Redis does not answer, this instance counts alone.
-  const sharedLimits = config.REDIS_URL
-    ? createRedisLimiterStore({
-        url: config.REDIS_URL,
-        logger,
-        onShared: metrics.setRateLimitStoreShared,
-        onFallback: metrics.countRateLimitStoreFallback,
-      })
-    : undefined;
-  const rateLimits = createRateLimits({
-    ...rateLimitsOf(config),
-    logger,
-    ...(sharedLimits ? { store: sharedLimits.store } : {}),
   });
   const authenticate = createAuthentication({
     verifyApiKey: keyRing.verify,

@@ -7,6 +7,7 @@ import type { PublishedDocuments } from './documents/published-documents.ts';
 import type { ErrorLog } from './graphql/error-log.ts';
 import { type ListSizeCheck, useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
+import type { OperationAdmission } from './graphql/operation-admission.ts';
 import { useOperationMetrics } from './graphql/operation-metrics.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
 import { schema } from './graphql/schema/index.ts';
@@ -26,6 +27,8 @@ export interface GraphQLServerOptions {
   errorLog: ErrorLog;
   /** Most pets one operation may ask for (see useListSizeLimit). */
   listSizeCheck: ListSizeCheck;
+  /** Scopes and prices of operations: shared with the direct execution. */
+  admission: OperationAdmission;
   metrics: Metrics;
   /** The published documents clients may name by id, and who may send documents of their own. */
   trustedDocuments: { mode: TrustedDocumentsMode; documents: PublishedDocuments };
@@ -41,8 +44,8 @@ export interface GraphQLServerOptions {
  * validated before, run through the direct execution instead (graphql/direct-execution.ts), with the same rules.
  */
 export function createGraphQLServer(options: GraphQLServerOptions) {
-  const { createContext, logger, errorLog, listSizeCheck, metrics, trustedDocuments, tracer, validatedDocuments } =
-    options;
+  const { createContext, logger, errorLog, listSizeCheck, admission, metrics, trustedDocuments, tracer } = options;
+  const { validatedDocuments } = options;
   const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
   return createYoga<ServerContext, Context>({
     schema,
@@ -70,6 +73,8 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       // Before Yoga's masking (it comes after every plugin here): it sees what the resolvers threw.
       errorLog.plugin,
       ...useQueryLimits(),
+      // Before anything runs, and before the list-size limit: a key without the scope learns that first.
+      admission.plugin,
       useListSizeLimit(listSizeCheck),
       useVariableErrorCodes(),
       // A document that does not compile (an unknown operationName) answers with its errors; by

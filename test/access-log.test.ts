@@ -23,6 +23,7 @@ function scopeOf(url: string, status: number, finished: boolean, extra: Partial<
     startedAt: performance.now() - 1.25,
     keyId: '',
     documentId: '',
+    clientAddress: '',
     ...extra,
   } as RequestScope;
 }
@@ -59,6 +60,8 @@ describe('the access log', () => {
       'a request by document id',
       scopeOf('/graphql', 200, true, { keyId: 'k2', documentId: `sha256:${'a'.repeat(64)}` }),
     ],
+    ['a 401, with its client address', scopeOf('/v1/pets', 401, true, { clientAddress: '203.0.113.7' })],
+    ['a 429, with its client address', scopeOf('/graphql', 429, true, { keyId: 'k3', clientAddress: '2001:db8::1' })],
   ])('writes the line pino would write for the same fields: %s', (_name, scope) => {
     const { logger: own, lines: written } = capturingLogger();
     createAccessLog(own)(scope, performance.now());
@@ -71,6 +74,7 @@ describe('the access log', () => {
         ms: 1.3,
         keyId: scope.keyId || undefined,
         documentId: scope.documentId || undefined,
+        clientAddress: scope.clientAddress || undefined,
       },
       'request',
     );
@@ -79,6 +83,23 @@ describe('the access log', () => {
     expect(ours).toEqual(pinos);
     // Same keys in the same order, so a reader of the raw lines sees no difference either.
     expect(Object.keys(written[0] ?? {})).toEqual(Object.keys(written[1] ?? {}));
+  });
+
+  it('names the client address on 401 and 429 lines only: a key-guessing run can be traced to its source', async () => {
+    const wrong = await linesDuring(lines, () => server.request.get('/v1/pets').set({ Authorization: 'Bearer wrong' }));
+    const missing = await linesDuring(lines, () => server.request.get('/v1/pets'));
+    const served = await linesDuring(lines, () => server.request.get('/v1/pets?limit=1').set(AUTH));
+    const accessLine = ({ logged, requestId }: Awaited<typeof served>) =>
+      logged.find((line) => line.reqId === requestId && line.msg === 'request');
+    for (const refused of [wrong, missing]) {
+      expect(accessLine(refused)).toMatchObject({ status: 401, clientAddress: expect.stringMatching(/127\.0\.0\.1$/) });
+    }
+    expect(accessLine(served)).toMatchObject({ status: 200 });
+    expect(accessLine(served)).not.toHaveProperty('clientAddress');
+    // A 200 or 404 scope that knows its address still leaves it out.
+    const { logger: own, lines: written } = capturingLogger();
+    createAccessLog(own)(scopeOf('/v1/nowhere', 404, true, { clientAddress: '203.0.113.7' }), performance.now());
+    expect(written[0]).not.toHaveProperty('clientAddress');
   });
 
   it('says when the client left before its answer, without a status', () => {

@@ -4,7 +4,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createApiKeyStore } from '../src/auth/api-key-store.ts';
+import { API_KEYS_COLLECTION, createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { publishEmbeddedAddress } from '../src/db/embedded-address.ts';
 import { connectDatabase } from '../src/db/mongo.ts';
@@ -43,11 +43,21 @@ describe('npm run keys over MONGODB_URI', () => {
     const created = await runKeys(['create', 'ci', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     const ci = JSON.parse(created.stdout);
-    expect(Object.keys(ci).sort()).toEqual(['allowArbitraryDocuments', 'createdAt', 'expiresAt', 'id', 'key', 'name']);
+    expect(Object.keys(ci).sort()).toEqual([
+      'allowArbitraryDocuments',
+      'createdAt',
+      'expiresAt',
+      'id',
+      'key',
+      'name',
+      'scopes',
+    ]);
     expect(ci).toMatchObject({
       name: 'ci',
       expiresAt: null,
       allowArbitraryDocuments: false,
+      // A new key gets what a client needs, never metrics:read.
+      scopes: ['pets:read', 'pets:write'],
       id: expect.stringMatching(/^key_[0-9a-f]{16}$/),
     });
     expect(ci.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
@@ -58,12 +68,29 @@ describe('npm run keys over MONGODB_URI', () => {
     const graphiql = await runKeys(['create', 'graphiql', '--allow-arbitrary-documents', '--json'], env);
     expect(graphiql.code, graphiql.stderr).toBe(0);
     expect(JSON.parse(graphiql.stdout)).toMatchObject({ name: 'graphiql', allowArbitraryDocuments: true });
+    // Repeatable, each scope once, in a fixed order whatever order they were asked in.
+    const scoped = await runKeys(
+      ['create', 'scraper', '--scope', 'metrics:read', '--scope', 'pets:read', '--scope', 'metrics:read', '--json'],
+      env,
+    );
+    expect(scoped.code, scoped.stderr).toBe(0);
+    expect(JSON.parse(scoped.stdout)).toMatchObject({ name: 'scraper', scopes: ['pets:read', 'metrics:read'] });
     // A key that expired yesterday: only the store can backdate one.
     const database = await connectDatabase(env.MONGODB_URI, env.MONGODB_DB);
     await createApiKeyStore(database.db).issue({
       name: 'old',
       expiresInDays: 1,
       now: new Date(Date.now() - 2 * DAY_MS),
+    });
+    // A key issued before scopes existed: its record has no scopes field, and it keeps every scope.
+    await database.db.collection(API_KEYS_COLLECTION).insertOne({
+      _id: 'key_00000000000000aa' as never,
+      name: 'legacy',
+      digest: 'f'.repeat(64),
+      createdAt: new Date(),
+      expiresAt: null,
+      revokedAt: null,
+      lastUsedAt: null,
     });
     await database.close();
 
@@ -73,17 +100,37 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(listed.stdout).not.toContain(nightly.key);
     const entries = JSON.parse(listed.stdout) as Record<string, unknown>[];
     expect(Object.keys(entries[0] ?? {}).sort()).toEqual(
-      ['allowArbitraryDocuments', 'createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'status'].sort(),
+      [
+        'allowArbitraryDocuments',
+        'createdAt',
+        'expiresAt',
+        'id',
+        'lastUsedAt',
+        'name',
+        'revokedAt',
+        'scopes',
+        'status',
+      ].sort(),
     );
-    expect(entries.map(({ name, status, allowArbitraryDocuments }) => [name, status, allowArbitraryDocuments])).toEqual(
+    const everyScope = ['pets:read', 'pets:write', 'metrics:read'];
+    expect(
+      entries.map(({ name, status, allowArbitraryDocuments, scopes }) => [
+        name,
+        status,
+        allowArbitraryDocuments,
+        scopes,
+      ]),
+    ).toEqual(
       expect.arrayContaining([
-        ['ci', 'active', false],
-        ['nightly', 'active', false],
-        ['graphiql', 'active', true],
-        ['old', 'expired', false],
+        ['ci', 'active', false, ['pets:read', 'pets:write']],
+        ['nightly', 'active', false, ['pets:read', 'pets:write']],
+        ['graphiql', 'active', true, ['pets:read', 'pets:write']],
+        ['scraper', 'active', false, ['pets:read', 'metrics:read']],
+        ['old', 'expired', false, ['pets:read', 'pets:write']],
+        ['legacy', 'active', false, everyScope],
       ]),
     );
-    expect(entries).toHaveLength(4);
+    expect(entries).toHaveLength(6);
 
     const revoked = await runKeys(['revoke', ci.id, '--json'], env);
     expect(revoked.code, revoked.stderr).toBe(0);
@@ -111,11 +158,12 @@ describe('npm run keys over MONGODB_URI', () => {
     expect(created.stdout).toContain('only time the key is shown');
     expect(created.stdout).toContain('SHA-256 digest');
     expect(created.stdout).toContain(`npm run keys -- revoke ${id}`);
+    expect(created.stdout).toContain('with the scopes pets:read pets:write.');
     expect(created.stdout).toContain(
       'While the service runs with TRUSTED_DOCUMENTS=enforce, it may run only published',
     );
 
-    const tool = await runKeys(['create', 'internal tool', '--allow-arbitrary-documents'], env);
+    const tool = await runKeys(['create', 'internal tool', '--allow-arbitrary-documents', '--scope', 'pets:read'], env);
     expect(tool.code, tool.stderr).toBe(0);
     expect(tool.stdout).toContain('It may send GraphQL documents of its own, even while the service runs with');
     const toolId = /key_[0-9a-f]{16}/.exec(tool.stdout)?.[0];
@@ -124,14 +172,17 @@ describe('npm run keys over MONGODB_URI', () => {
     const [header, ...rows] = listed.stdout.trimEnd().split('\n');
     expect(rows).toHaveLength(2);
     const row = rows.find((line) => line.startsWith(`${id} `));
-    expect(header).toMatch(/^ID +NAME +STATUS +DOCUMENTS +CREATED +EXPIRES +LAST USED$/);
+    expect(header).toMatch(/^ID +NAME +STATUS +SCOPES +DOCUMENTS +CREATED +EXPIRES +LAST USED$/);
     expect(row).toMatch(
-      new RegExp(`^${id} +deploy bot +active +published +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC +.+ UTC +never$`),
+      new RegExp(
+        `^${id} +deploy bot +active +pets:read,pets:write +published +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC +.+ UTC +never$`,
+      ),
     );
     expect(rows.find((line) => line.startsWith(`${toolId} `))).toMatch(
-      /^key_\w+ +internal tool +active +any +.+ +- +never$/,
+      /^key_\w+ +internal tool +active +pets:read +any +.+ +- +never$/,
     );
     expect(row?.indexOf('active')).toBe(header?.indexOf('STATUS'));
+    expect(row?.indexOf('pets:read')).toBe(header?.indexOf('SCOPES'));
     expect(row?.indexOf('published')).toBe(header?.indexOf('DOCUMENTS'));
     expect(row?.indexOf('never')).toBe(header?.indexOf('LAST USED'));
     expect(listed.stdout + listed.stderr).not.toContain(key);
@@ -160,6 +211,14 @@ describe('npm run keys over MONGODB_URI', () => {
       [['revoke', UNKNOWN_ID, '--allow-arbitrary-documents'], /--allow-arbitrary-documents applies to create only/],
       [['create', 'x', '--allow-arbitrary-documents=yes'], /--allow-arbitrary-documents' does not take an argument/],
       [['revoke'], /revoke needs the ID/],
+      [
+        ['create', 'x', '--scope', 'pets:delete'],
+        /unknown scope "pets:delete": use pets:read, pets:write, metrics:read/,
+      ],
+      [['create', 'x', '--scope', 'pets:read', '--scope', 'admin'], /unknown scope "admin"/],
+      [['create', 'x', '--scope'], /argument missing/],
+      [['list', '--scope', 'pets:read'], /--scope applies to create only/],
+      [['create', 'x', '--scope', `psk_${'a'.repeat(43)}`], /unknown scope \(a key, not repeated here\)/],
       [['revoke', `psk_${'a'.repeat(43)}`], /not the key itself/],
     ];
     // Two at a time: ten npm and node start-ups at once starve the 2-core machine, and other files measure deadlines.
@@ -175,6 +234,8 @@ describe('npm run keys over MONGODB_URI', () => {
     const help = await runKeys(['--help'], env);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: npm run keys -- <command>/);
+    expect(help.stdout).toContain('--scope SCOPE');
+    expect(help.stdout).toMatch(/Keys issued before\s+scopes existed keep every scope/);
   });
 
   it('when the id is unknown or the database unreachable, then it exits 1 with one clear line', async () => {

@@ -1,6 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, rateLimitsOf } from '../src/config.ts';
+import { clientAddressOf, limiterBucketOf } from '../src/edge/client-address.ts';
+import { capturingLogger } from './support/capturing-logger.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
 import { expectError } from './support/openapi-contract.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
@@ -81,10 +84,11 @@ describe('per API key (5/s, bursts of 8)', () => {
 });
 
 describe('per client address, for failed authentication (3/s, bursts of 5)', () => {
-  const server = useTestServer({ rateLimits: { perKey: OFF, authFailures: AUTH_FAILURES } });
+  const { logger, lines } = capturingLogger();
+  const server = useTestServer({ rateLimits: { perKey: OFF, authFailures: AUTH_FAILURES }, logger });
   const rest = restClient(server);
 
-  it('when an address keeps sending wrong keys, then 429 instead of 401, and then even its valid key gets 429', async () => {
+  it('when an address keeps sending wrong keys, then 429 instead of 401, once logged; its valid keys are still served', async () => {
     const first = await rest.listPets('', WRONG);
     expectError(first, 401, 'UNAUTHENTICATED');
     expect(first.headers['ratelimit-policy']).toBe('"auth-failures";q=3;w=1');
@@ -96,19 +100,36 @@ describe('per client address, for failed authentication (3/s, bursts of 5)', () 
       expectError(response, 429, 'RATE_LIMITED');
       expectRateLimited(response);
     }
-    // Brute force stops: the right key from that address is refused before it is even checked.
-    const valid = await rest.listPets('?limit=1');
-    expectError(valid, 429, 'RATE_LIMITED');
-    expect(valid.headers['ratelimit-policy']).toBe('"auth-failures";q=3;w=1');
+    // 25 wrong keys in all: the guesser stays refused, whatever it sends without a valid key.
+    const rest18 = await burst(18, () => rest.listPets('', WRONG));
+    expect(new Set(statuses(rest18))).toEqual(new Set([429]));
+    expectError(await rest.listPets('', {}), 429, 'RATE_LIMITED');
+
+    // Its neighbours behind the same address (a NAT, a balancer) are not locked out: valid keys are served.
+    expectStatus(await rest.listPets('?limit=1'), 200);
+    expectStatus(await rest.listPets('?limit=1', bearer(OTHER_API_KEY)), 200);
     const graphql = await executeGraphQL(server, '{ __typename }');
-    expect(graphql.status).toBe(429);
-    expect(graphql.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect(graphql.status).toBe(200);
+    expectError(await rest.listPets('', WRONG), 429, 'RATE_LIMITED');
+
+    // One warning when the block starts, naming the address, the request and how long.
+    const blocks = lines.filter((line) => line.msg?.startsWith('client address blocked'));
+    expect(blocks).toEqual([
+      expect.objectContaining({
+        level: 40,
+        clientAddress: expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/),
+        reqId: expect.any(String),
+        blockedForSeconds: expect.any(Number),
+      }),
+    ]);
+    expect(blocks[0]?.blockedForSeconds).toBeGreaterThanOrEqual(1);
   });
 
-  it('when Retry-After has passed, then the valid key is served again', async () => {
-    const refused = await rest.listPets('?limit=1');
+  it('when Retry-After has passed, then a wrong key gets 401 again', async () => {
+    const refused = await rest.listPets('', WRONG);
     expectError(refused, 429, 'RATE_LIMITED');
     await sleep(Number(refused.headers['retry-after']) * 1000 + 100);
+    expectError(await rest.listPets('', WRONG), 401, 'UNAUTHENTICATED');
     const response = await rest.listPets('?limit=1');
     expectStatus(response, 200);
     // No per-key limit configured: no RateLimit fields on a served request.
@@ -136,13 +157,56 @@ describe('behind a balancer: TRUST_PROXY names the proxies whose X-Forwarded-For
     const guesser = '203.0.113.7';
     const guesses = await fromClients(server, times(6, { key: WRONG_KEY, forwardedFor: guesser }));
     expect(guesses).toEqual([401, 401, 401, 401, 401, 429]);
-    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: guesser }])).toEqual([429]);
+    // Its valid key is served; its wrong one is not, written as an IPv4-mapped IPv6 address either.
+    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: guesser }])).toEqual([200]);
+    expect(await fromClients(server, [{ key: WRONG_KEY, forwardedFor: `::ffff:${guesser}` }])).toEqual([429]);
     // Every socket is the proxy's (loopback here), yet the other client is told apart.
-    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: '198.51.100.9' }])).toEqual([200]);
+    expect(await fromClients(server, [{ key: WRONG_KEY, forwardedFor: '198.51.100.9' }])).toEqual([401]);
     // What the guesser writes in its own X-Forwarded-For is not believed: the proxy appends the real address.
-    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: `198.51.100.9, ${guesser}` }])).toEqual([429]);
-    // IPv6 clients too.
-    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: '2001:db8::1' }])).toEqual([200]);
+    expect(await fromClients(server, [{ key: WRONG_KEY, forwardedFor: `198.51.100.9, ${guesser}` }])).toEqual([429]);
+  });
+
+  it('an IPv6 guesser is counted with its whole /64: a new address in it does not start afresh', async () => {
+    const network = '2001:db8:1:2';
+    const guesses = await fromClients(
+      server,
+      Array.from({ length: 6 }, (_, index) => ({ key: WRONG_KEY, forwardedFor: `${network}::${index + 1}` })),
+    );
+    expect(guesses).toEqual([401, 401, 401, 401, 401, 429]);
+    // Any address of that /64, however it is written, is refused without a valid key, served with one.
+    expect(await fromClients(server, [{ key: WRONG_KEY, forwardedFor: `${network}:ffff:ffff:ffff:fff0` }])).toEqual([
+      429,
+    ]);
+    expect(await fromClients(server, [{ key: WRONG_KEY, forwardedFor: '2001:0db8:0001:0002::abcd' }])).toEqual([429]);
+    expect(await fromClients(server, [{ key: API_KEY, forwardedFor: `${network}::99` }])).toEqual([200]);
+    // The next /64 is another subscriber.
+    expect(await fromClients(server, [{ key: WRONG_KEY, forwardedFor: '2001:db8:1:3::1' }])).toEqual([401]);
+  });
+});
+
+describe('the bucket a client address counts in (limiterBucketOf)', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['::FFFF:10.0.0.1', '10.0.0.1'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:0db8:0001:0002::9', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['2001:db8:1:2::192.0.2.1', '2001:db8:1:2::/64'],
+    // Not an IP address (an X-Forwarded-For entry nobody vouched for): counted as it is.
+    ['not-an-address', 'not-an-address'],
+    ['2001:db8::1::2', '2001:db8::1::2'],
+    ['', ''],
+  ])('counts %s in %s', (address, bucket) => {
+    expect(limiterBucketOf(address)).toBe(bucket);
+  });
+
+  it('leaves clientAddressOf as it was: the address itself, for logs and traces', () => {
+    const req = { socket: { remoteAddress: '2001:db8:1:2::9' }, headers: {} } as IncomingMessage;
+    expect(clientAddressOf([])(req)).toBe('2001:db8:1:2::9');
   });
 });
 

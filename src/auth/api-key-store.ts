@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { DATABASE_DEADLINE_MS, withDeadline, withSignal } from '../db/deadline.ts';
+import { DEFAULT_SCOPES, SCOPES, type Scope, scopesOf } from './scopes.ts';
 
 /** Issued keys start with this, so a leaked one is recognisable (secret scanners, logs, chat). */
 export const ISSUED_KEY_PREFIX = 'psk_';
@@ -21,14 +22,17 @@ export interface ApiKeyRecord {
   lastUsedAt: Date | null;
   /** May send GraphQL documents of its own while TRUSTED_DOCUMENTS=enforce (GraphiQL users, internal tools). */
   allowArbitraryDocuments: boolean;
+  /** What it may do, in SCOPES' order (every scope for a key issued before scopes existed). */
+  scopes: Scope[];
 }
 
-/** What the service needs to recognise a key: its digest, its id, its expiry and what it may send. */
+/** What the service needs to recognise a key: its digest, its id, its expiry and what it may do and send. */
 export interface ActiveKey {
   id: string;
   digest: string;
   expiresAt: Date | null;
   allowArbitraryDocuments: boolean;
+  scopes: Scope[];
 }
 
 interface ApiKeyDocument {
@@ -42,6 +46,8 @@ interface ApiKeyDocument {
   lastUsedAt: Date | null;
   /** Absent on keys issued before trusted documents: those may not send documents of their own. */
   allowArbitraryDocuments?: boolean;
+  /** Absent on keys issued before scopes: those keep every scope (they could do everything then). */
+  scopes?: Scope[];
 }
 
 export type RevokeOutcome =
@@ -56,7 +62,7 @@ export function sha256Hex(text: string): string {
 }
 
 function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
-  const { _id, name, createdAt, expiresAt, revokedAt, lastUsedAt, allowArbitraryDocuments } = doc;
+  const { _id, name, createdAt, expiresAt, revokedAt, lastUsedAt, allowArbitraryDocuments, scopes } = doc;
   return {
     id: _id,
     name,
@@ -65,6 +71,7 @@ function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
     revokedAt: revokedAt ?? null,
     lastUsedAt: lastUsedAt ?? null,
     allowArbitraryDocuments: allowArbitraryDocuments === true,
+    scopes: scopesOf(scopes),
   };
 }
 
@@ -97,6 +104,8 @@ export interface NewKeyInput {
   expiresInDays?: number;
   /** Default false: an issued key runs only published documents while TRUSTED_DOCUMENTS=enforce. */
   allowArbitraryDocuments?: boolean;
+  /** Default DEFAULT_SCOPES (`pets:read pets:write`); at least one. */
+  scopes?: readonly Scope[];
   now?: Date;
 }
 
@@ -108,6 +117,8 @@ function newKey(input: NewKeyInput): { key: string; doc: ApiKeyDocument } {
   if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= MAX_EXPIRY_DAYS)) {
     throw new RangeError(`expiry must be a whole number of days from 1 to ${MAX_EXPIRY_DAYS}`);
   }
+  const scopes = SCOPES.filter((scope) => (input.scopes ?? DEFAULT_SCOPES).includes(scope));
+  if (scopes.length === 0) throw new RangeError('a key needs at least one scope');
   const createdAt = input.now ?? new Date();
   const key = `${ISSUED_KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`;
   const doc: ApiKeyDocument = {
@@ -119,6 +130,7 @@ function newKey(input: NewKeyInput): { key: string; doc: ApiKeyDocument } {
     revokedAt: null,
     lastUsedAt: null,
     allowArbitraryDocuments: input.allowArbitraryDocuments === true,
+    scopes,
   };
   return { key, doc };
 }
@@ -155,13 +167,14 @@ export function createApiKeyStore(db: Db) {
 
   /** Keys not revoked, expired ones included: expiry is checked on every request, to the millisecond. */
   async function active(): Promise<ActiveKey[]> {
-    const projection = { _id: 1, digest: 1, expiresAt: 1, allowArbitraryDocuments: 1 };
+    const projection = { _id: 1, digest: 1, expiresAt: 1, allowArbitraryDocuments: 1, scopes: 1 };
     const docs = await bounded((signal) => keys.find({ revokedAt: null }, { projection, signal }).toArray());
-    return docs.map(({ _id, digest, expiresAt, allowArbitraryDocuments }) => ({
+    return docs.map(({ _id, digest, expiresAt, allowArbitraryDocuments, scopes }) => ({
       id: _id,
       digest,
       expiresAt: expiresAt ?? null,
       allowArbitraryDocuments: allowArbitraryDocuments === true,
+      scopes: scopesOf(scopes),
     }));
   }
 

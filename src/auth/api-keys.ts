@@ -1,8 +1,9 @@
 import type { ActiveKey } from './api-key-store.ts';
 import { sha256Hex } from './api-key-store.ts';
+import { EVERY_SCOPE, type Scopes } from './scopes.ts';
 
 export type Authentication =
-  | { ok: true; keyId: string; arbitraryDocuments: boolean }
+  | { ok: true; keyId: string; arbitraryDocuments: boolean; scopes: Scopes }
   | { ok: false; keyWasSent: boolean };
 
 export type ApiKeyVerifier = (authorization: string | null) => Authentication;
@@ -15,6 +16,8 @@ interface KnownKey {
   issued: boolean;
   /** May send GraphQL documents of its own under TRUSTED_DOCUMENTS=enforce: API_KEYS keys always may. */
   arbitraryDocuments: boolean;
+  /** What it may do: every scope for API_KEYS keys. One set per key, shared by its requests. */
+  scopes: Scopes;
 }
 
 /** A short, stable, non-secret name for a key from API_KEYS, safe to log and to count usage by. */
@@ -48,7 +51,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   const configured = new Map<string, KnownKey>(
     configuredKeys.map((key) => [
       sha256Hex(key),
-      { keyId: configuredKeyId(key), expiresAt: null, issued: false, arbitraryDocuments: true },
+      { keyId: configuredKeyId(key), expiresAt: null, issued: false, arbitraryDocuments: true, scopes: EVERY_SCOPE },
     ]),
   );
   let issued = new Map<string, KnownKey>();
@@ -61,7 +64,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   function accept(known: KnownKey): Authentication {
     if (expired(known)) return { ok: false, keyWasSent: true };
     if (known.issued) lastUses.set(known.keyId, now());
-    return { ok: true, keyId: known.keyId, arbitraryDocuments: known.arbitraryDocuments };
+    return { ok: true, keyId: known.keyId, arbitraryDocuments: known.arbitraryDocuments, scopes: known.scopes };
   }
 
   function verify(authorization: string | null): Authentication {
@@ -80,7 +83,10 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
 
   function setIssuedKeys(keys: readonly ActiveKey[]): void {
     const fingerprint = keys
-      .map((key) => `${key.id}:${key.digest}:${key.expiresAt?.getTime() ?? ''}:${key.allowArbitraryDocuments}`)
+      .map(
+        (key) =>
+          `${key.id}:${key.digest}:${key.expiresAt?.getTime() ?? ''}:${key.allowArbitraryDocuments}:${key.scopes.join(' ')}`,
+      )
       .sort()
       .join(',');
     if (fingerprint === issuedFingerprint) return;
@@ -93,6 +99,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
           expiresAt: key.expiresAt?.getTime() ?? null,
           issued: true,
           arbitraryDocuments: key.allowArbitraryDocuments,
+          scopes: new Set(key.scopes),
         },
       ]),
     );

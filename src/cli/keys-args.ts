@@ -1,4 +1,5 @@
 import { ISSUED_KEY_PREFIX, keyNameProblem, MAX_EXPIRY_DAYS } from '../auth/api-key-store.ts';
+import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../auth/scopes.ts';
 import { type HelpCommand, onlyOne, parseCommandLine, UsageError } from './args.ts';
 
 export type KeysCommand =
@@ -7,6 +8,7 @@ export type KeysCommand =
       name: string;
       expiresInDays: number | undefined;
       allowArbitraryDocuments: boolean;
+      scopes: Scope[];
       json: boolean;
     }
   | { command: 'list'; json: boolean }
@@ -17,12 +19,19 @@ export const USAGE = `Usage: npm run keys -- <command> [options]
 Issues, lists and revokes the API keys the service accepts (collection apiKeys of MONGODB_DB).
 
 Commands:
-  create NAME [--expires DAYS] [--allow-arbitrary-documents]
+  create NAME [--scope SCOPE]... [--expires DAYS] [--allow-arbitrary-documents]
                                 issue a key; it is printed once, only its SHA-256 digest is stored
-  list                          every issued key with its status: active, expired or revoked
+  list                          every issued key with its status and scopes: active, expired or revoked
   revoke ID                     revoke a key by its id (key_..., see list)
 
 Options:
+  --scope SCOPE   create only, repeatable: what the key may do; default ${DEFAULT_SCOPES.join(' ')}
+                    pets:read     list and get pets, GraphQL queries
+                    pets:write    create pets (GraphQL mutations)
+                    metrics:read  GET /metrics on the service's port (operators' data: never by default)
+                  Without the scope an operation needs, a key gets 403 FORBIDDEN. Keys issued before
+                  scopes existed keep every scope, as they could do all of this then (list shows it);
+                  revoke such a key and issue another to narrow it. API_KEYS keys have every scope.
   --expires DAYS  create only: the key expires after DAYS days (1 to ${MAX_EXPIRY_DAYS}); default never
   --allow-arbitrary-documents
                   create only: the key may send GraphQL documents of its own. While the service runs
@@ -44,10 +53,24 @@ function parseDays(text: string): number {
   return days;
 }
 
+/** The scopes asked for, in SCOPES' order, each once; the defaults when none is. */
+function parseScopes(asked: string[] | undefined): Scope[] {
+  if (asked === undefined) return [...DEFAULT_SCOPES];
+  for (const scope of asked) {
+    if (!isScope(scope)) {
+      // Bounded: a pasted key or a long value is not echoed whole.
+      const shown = scope.startsWith(ISSUED_KEY_PREFIX) ? '(a key, not repeated here)' : `"${scope.slice(0, 40)}"`;
+      throw new UsageError(`unknown scope ${shown}: use ${SCOPES.join(', ')}`);
+    }
+  }
+  return SCOPES.filter((scope) => asked.includes(scope));
+}
+
 export function parseKeysArgs(argv: string[]): KeysCommand | HelpCommand {
   const { values, positionals } = parseCommandLine(argv, {
     expires: { type: 'string' },
     'allow-arbitrary-documents': { type: 'boolean', default: false },
+    scope: { type: 'string', multiple: true },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
@@ -56,6 +79,7 @@ export function parseKeysArgs(argv: string[]): KeysCommand | HelpCommand {
   if (command !== 'create') {
     if (values.expires !== undefined) throw new UsageError('--expires applies to create only');
     if (values['allow-arbitrary-documents']) throw new UsageError('--allow-arbitrary-documents applies to create only');
+    if (values.scope !== undefined) throw new UsageError('--scope applies to create only');
   }
   switch (command) {
     case 'create': {
@@ -64,7 +88,8 @@ export function parseKeysArgs(argv: string[]): KeysCommand | HelpCommand {
       if (problem) throw new UsageError(problem);
       const expiresInDays = values.expires === undefined ? undefined : parseDays(values.expires);
       const allowArbitraryDocuments = values['allow-arbitrary-documents'];
-      return { command, name, expiresInDays, allowArbitraryDocuments, json: values.json };
+      const scopes = parseScopes(values.scope);
+      return { command, name, expiresInDays, allowArbitraryDocuments, scopes, json: values.json };
     }
     case 'list':
       if (rest.length > 0) throw new UsageError('list takes no arguments');

@@ -28,13 +28,14 @@ export function createdJson({ key, record }: IssuedKey): string {
     createdAt: iso(record.createdAt),
     expiresAt: iso(record.expiresAt),
     allowArbitraryDocuments: record.allowArbitraryDocuments,
+    scopes: record.scopes,
   });
 }
 
 export function createdText({ key, record }: IssuedKey): string {
   const expiry = record.expiresAt ? `valid until ${shortDate(record.expiresAt)}` : 'with no expiry';
   return [
-    `Created key ${record.id} (${record.name}), ${expiry}.`,
+    `Created key ${record.id} (${record.name}), ${expiry}, with the scopes ${record.scopes.join(' ')}.`,
     record.allowArbitraryDocuments
       ? 'It may send GraphQL documents of its own, even while the service runs with TRUSTED_DOCUMENTS=enforce.'
       : 'While the service runs with TRUSTED_DOCUMENTS=enforce, it may run only published documents.',
@@ -59,6 +60,7 @@ export function listJson(records: ApiKeyRecord[], now: Date): string {
       lastUsedAt: iso(record.lastUsedAt),
       status: keyStatus(record, now),
       allowArbitraryDocuments: record.allowArbitraryDocuments,
+      scopes: record.scopes,
     })),
   );
 }
@@ -66,11 +68,12 @@ export function listJson(records: ApiKeyRecord[], now: Date): string {
 export function listText(records: ApiKeyRecord[], now: Date): string {
   if (records.length === 0) return 'No issued keys.\n';
   return table([
-    ['ID', 'NAME', 'STATUS', 'DOCUMENTS', 'CREATED', 'EXPIRES', 'LAST USED'],
+    ['ID', 'NAME', 'STATUS', 'SCOPES', 'DOCUMENTS', 'CREATED', 'EXPIRES', 'LAST USED'],
     ...records.map((record) => [
       record.id,
       record.name,
       keyStatus(record, now),
+      record.scopes.join(','),
       documentsAllowed(record),
       shortDate(record.createdAt),
       record.expiresAt ? shortDate(record.expiresAt) : '-',

@@ -16,8 +16,8 @@ async function runKeysCommand(command: KeysCommand, { database }: CommandContext
   switch (command.command) {
     case 'create': {
       await ensureApiKeyIndexes(db);
-      const { name, expiresInDays, allowArbitraryDocuments } = command;
-      const issued = await store.issue({ name, expiresInDays, allowArbitraryDocuments });
+      const { name, expiresInDays, allowArbitraryDocuments, scopes } = command;
+      const issued = await store.issue({ name, expiresInDays, allowArbitraryDocuments, scopes });
       return command.json ? createdJson(issued) : createdText(issued);
     }
     case 'list': {

@@ -21,6 +21,8 @@ interface AccessRecord {
   tenthsOfMs: number;
   keyId: string;
   documentId: string;
+  /** On a 401 or 429 only: where a key-guessing run comes from. '' otherwise. */
+  clientAddress: string;
 }
 
 const blankRecord = (): AccessRecord => ({
@@ -33,6 +35,7 @@ const blankRecord = (): AccessRecord => ({
   tenthsOfMs: 0,
   keyId: '',
   documentId: '',
+  clientAddress: '',
 });
 
 const bytesOf = (text: string) => Buffer.from(text, 'utf8');
@@ -54,6 +57,7 @@ function linePartsFor(bindings: string) {
     ms: bytesOf(',"ms":'),
     keyId: bytesOf(',"keyId":'),
     documentId: bytesOf(',"documentId":'),
+    clientAddress: bytesOf(',"clientAddress":'),
     answered: bytesOf(',"msg":"request"}\n'),
     // A client that hangs up before its answer is routine on the internet, not a server error.
     left: bytesOf(',"msg":"client closed the connection before the response"}\n'),
@@ -66,12 +70,11 @@ function linePartsFor(bindings: string) {
 type LineParts = ReturnType<typeof linePartsFor>;
 
 /** The most bytes a record's line can take. */
-function lineBound(parts: LineParts, { trace, id, method, url, keyId, documentId }: AccessRecord): number {
+function lineBound(parts: LineParts, record: AccessRecord): number {
+  const { trace, id, method, url, keyId, documentId, clientAddress } = record;
   const traced = trace ? trace.trace_id.length + trace.span_id.length + trace.trace_flags.length : 0;
-  return (
-    parts.fixedBytes +
-    jsonStringBound(traced + id.length + method.length + url.length + keyId.length + documentId.length)
-  );
+  const fields = id.length + method.length + url.length + keyId.length + documentId.length + clientAddress.length;
+  return parts.fixedBytes + jsonStringBound(traced + fields);
 }
 
 /** `,"name":"value"` when there is a value. */
@@ -100,6 +103,7 @@ function writeLine(out: Buffer, at: number, parts: LineParts, record: AccessReco
   end = writeField(out, end, parts.keyId, record.keyId);
   // The published document a GraphQL request ran by id: a POST's URL does not show it.
   end = writeField(out, end, parts.documentId, record.documentId);
+  end = writeField(out, end, parts.clientAddress, record.clientAddress);
   return writeBytes(out, end, record.status !== 0 ? parts.answered : parts.left);
 }
 
@@ -146,7 +150,8 @@ export function createAccessLog(logger: Logger): (scope: RequestScope, endedAt: 
   };
   batch?.holdBack(release);
 
-  return ({ req, res, id, startedAt, keyId, documentId }: RequestScope, endedAt: number, trace?: TraceFields): void => {
+  return (scope: RequestScope, endedAt: number, trace?: TraceFields): void => {
+    const { req, res, id, startedAt, keyId, documentId } = scope;
     const record = records[waiting] as AccessRecord;
     record.time = Date.now();
     record.trace = trace;
@@ -154,10 +159,13 @@ export function createAccessLog(logger: Logger): (scope: RequestScope, endedAt: 
     record.id = id;
     record.method = req.method ?? '';
     record.url = req.url ?? '';
-    record.status = res.writableFinished ? res.statusCode : 0;
+    const status = res.writableFinished ? res.statusCode : 0;
+    record.status = status;
     record.tenthsOfMs = Math.round((endedAt - startedAt) * 10);
     record.keyId = keyId;
     record.documentId = documentId;
+    // As TRUST_PROXY's rule reads it (authenticate.ts), the address the failed-authentication limit counts.
+    record.clientAddress = status === 401 || status === 429 ? scope.clientAddress : '';
     if (++waiting === records.length) release();
   };
 }

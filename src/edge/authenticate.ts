@@ -2,8 +2,8 @@ import type { ApiKeyVerifier } from '../auth/api-keys.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { ClientAddress } from './client-address.ts';
-import type { RateLimits, Refusal } from './rate-limits.ts';
+import { type ClientAddress, limiterBucketOf } from './client-address.ts';
+import type { ChargedRequest, RateLimits, Refusal } from './rate-limits.ts';
 
 const MISSING = 'An API key is required: send "Authorization: Bearer <API_KEY>"';
 const INVALID = 'The API key is not valid';
@@ -26,9 +26,11 @@ function sendUnauthenticated(scope: RequestScope, keyWasSent: boolean, headers?:
 }
 
 /**
- * Rate limits and the API key, once per request on routes that need a key: the client address's
- * limit on failed authentication first (so guessing keys gets 429), then the key, then its own
- * limit. Sets the scope's key id.
+ * The API key and the rate limits, once per request on routes that need a key: the key first, then
+ * its own limit. Only a missing or wrong key meets the client address's limit on failed
+ * authentication (401, then 429 while the address is blocked): a valid key is served from a blocked
+ * address too, so one guesser behind a NAT or a balancer does not lock out its neighbours. Sets the
+ * scope's key id, scopes and client address (the access log names it on a 401 or 429).
  */
 export function createAuthentication(options: {
   verifyApiKey: ApiKeyVerifier;
@@ -39,9 +41,15 @@ export function createAuthentication(options: {
 }) {
   const { verifyApiKey, rateLimits, metrics, clientAddress } = options;
 
-  function refuse(scope: RequestScope, keyWasSent: boolean, address: string): Admission {
+  function refuse(scope: RequestScope, keyWasSent: boolean): Admission {
+    const bucket = limiterBucketOf(scope.clientAddress);
+    const blocked = rateLimits.blockedAddress(bucket);
+    if (blocked) {
+      metrics.countRateLimited('auth_failures');
+      return sendRateLimited(scope, blocked);
+    }
     metrics.countAuthFailure(keyWasSent ? 'invalid' : 'missing');
-    const counted = rateLimits.failedAuthentication(address, scope.id);
+    const counted = rateLimits.failedAuthentication(bucket, scope.clientAddress, scope.id);
     if (!counted) return sendUnauthenticated(scope, keyWasSent);
     return counted.then(({ headers, refusal }) => {
       if (!refusal) return sendUnauthenticated(scope, keyWasSent, headers);
@@ -51,17 +59,14 @@ export function createAuthentication(options: {
   }
 
   return function authenticate(scope: RequestScope): Admission {
-    const address = clientAddress(scope.req);
-    const blocked = rateLimits.blockedAddress(address);
-    if (blocked) {
-      metrics.countRateLimited('auth_failures');
-      return sendRateLimited(scope, blocked);
-    }
+    scope.clientAddress = clientAddress(scope.req);
+    // A header that authenticated before is one Map read in the key ring: the hot path stays cheap.
     const auth = verifyApiKey(scope.req.headers.authorization ?? null);
-    if (!auth.ok) return refuse(scope, auth.keyWasSent, address);
+    if (!auth.ok) return refuse(scope, auth.keyWasSent);
     scope.keyId = auth.keyId;
     scope.arbitraryDocuments = auth.arbitraryDocuments;
-    const counted = rateLimits.request(auth.keyId, scope.res, scope.id);
+    scope.scopes = auth.scopes;
+    const counted = rateLimits.request(scope);
     if (!counted) return true;
     return counted.then((refusal) => {
       if (!refusal) return true;
@@ -69,4 +74,16 @@ export function createAuthentication(options: {
       return sendRateLimited(scope, refusal);
     });
   };
+}
+
+/**
+ * What a GraphQL request runs beyond its first root field, charged to its key before anything runs
+ * (operation-admission.ts calls it); a refusal is counted as the edge's per-key refusals are.
+ */
+export function createRequestCharges(rateLimits: RateLimits, metrics: Metrics) {
+  return (request: ChargedRequest, cost: number): Promise<Refusal | undefined> | undefined =>
+    rateLimits.charge(request, cost)?.then((refusal) => {
+      if (refusal) metrics.countRateLimited('per_key');
+      return refusal;
+    });
 }

@@ -27,7 +27,8 @@ export interface EdgeOptions {
 /**
  * The service's one request listener. Once per request: request id, access log, request metrics and
  * the drain's bookkeeping; then the route table: the key and rate limits on routes that need them,
- * 405 for a method the route lacks, and the route's handler.
+ * 405 for a method the route lacks, 403 for a key without the scope the method needs, and the
+ * route's handler.
  */
 export function createEdgeListener({ routes, fallback, authenticate, drain, logger, metrics, tracing }: EdgeOptions) {
   const table = createRouteTable(routes, fallback);
@@ -35,8 +36,10 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
 
   function dispatch(route: Route, scope: RequestScope): unknown {
     const handler = table.handlerFor(route, scope.method);
-    if (handler) return handler(scope);
-    sendError(scope.res, route.face, table.methodNotAllowed(route, scope));
+    if (!handler) return sendError(scope.res, route.face, table.methodNotAllowed(route, scope));
+    const forbidden = table.forbidden(route, scope);
+    if (forbidden) return sendError(scope.res, route.face, forbidden);
+    return handler(scope);
   }
 
   function serve(route: Route, scope: RequestScope): unknown {

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import type { Face, HttpError } from '../http/send-error.ts';
 
@@ -18,6 +19,8 @@ export interface Route {
   face: Face;
   /** Handlers by method (HEAD goes wherever GET does; others get 405), or one for every method. */
   methods: Partial<Record<Method, Handler>> | Handler;
+  /** On a route that needs a key: the scope it must have for each method (HEAD: GET's); none named, any key. */
+  scopes?: Partial<Record<Method, Scope>>;
   /** False: HEAD gets 405 and Allow leaves it out (GraphQL over HTTP defines only GET and POST). */
   head?: false;
   /** Left out of the access log: probes a balancer calls every few seconds. */
@@ -72,6 +75,14 @@ export function createRouteTable(routes: readonly Route[], fallback: Route) {
       if (typeof route.methods === 'function') return route.methods;
       const wanted = method === 'HEAD' && route.head !== false ? 'GET' : method;
       return Object.hasOwn(route.methods, wanted) ? route.methods[wanted as Method] : undefined;
+    },
+    /** 403 when the key lacks the scope the route needs for this method, before its handler runs. */
+    forbidden(route: Route, scope: RequestScope): HttpError | undefined {
+      if (!route.scopes) return undefined;
+      const method = scope.method === 'HEAD' ? 'GET' : scope.method;
+      const needed = Object.hasOwn(route.scopes, method) ? route.scopes[method as Method] : undefined;
+      if (!needed || scope.scopes.has(needed)) return undefined;
+      return { status: 403, code: 'FORBIDDEN', message: missingScopeMessage(needed) };
     },
     methodNotAllowed(route: Route, scope: RequestScope): HttpError {
       const methods = allow.get(route) ?? '';

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Scope } from '../auth/scopes.ts';
+import { priceOf } from '../graphql/operation-admission.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import { deprecationHeaders } from '../rest/deprecation.ts';
@@ -51,7 +53,12 @@ function restRoutes({ restBasePath, rest }: RouteHandlers): Route[] {
   return paths.map((path) => {
     const operations = REST_OPERATIONS.filter((operation) => operation.path === path);
     const methods: Partial<Record<Method, Handler>> = {};
-    for (const operation of operations) methods[operation.method] = (scope) => rest.run(operation, scope);
+    const scopes: Partial<Record<Method, Scope>> = {};
+    for (const operation of operations) {
+      methods[operation.method] = (scope) => rest.run(operation, scope);
+      // The scope its GraphQL operation needs (pets:read for a query, pets:write for a mutation).
+      scopes[operation.method] = priceOf(operation.document)?.scope;
+    }
     const deprecated = operations.every((operation) => operation.deprecated);
     return {
       label: `${restBasePath}${path}`,
@@ -59,6 +66,7 @@ function restRoutes({ restBasePath, rest }: RouteHandlers): Route[] {
       access: 'key',
       face: 'rest',
       methods,
+      scopes,
       ...(deprecated ? { headers: deprecationHeaders(restBasePath) } : {}),
     };
   });
@@ -100,6 +108,9 @@ export function createRoutes(handlers: RouteHandlers): { routes: Route[]; fallba
     },
     ...restRoutes(handlers),
   ];
-  if (handlers.metrics) routes.push({ ...page('/metrics', handlers.metrics), access: 'key' });
+  if (handlers.metrics) {
+    // Operators' data (other keys' ids, document ids, versions): not for every client key.
+    routes.push({ ...page('/metrics', handlers.metrics), access: 'key', scopes: { GET: 'metrics:read' } });
+  }
   return { routes, fallback: notFound };
 }

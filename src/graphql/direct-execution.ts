@@ -13,6 +13,7 @@ import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
 import type { ErrorLog } from './error-log.ts';
 import type { ListSizeCheck } from './list-size.ts';
 import { maskError } from './masked-errors.ts';
+import { type OperationAdmission, type OperationPrice, priceOf } from './operation-admission.ts';
 import { withVariableErrorCodes } from './variable-errors.ts';
 
 type Variables = Readonly<Record<string, unknown>>;
@@ -29,6 +30,8 @@ export interface CompiledOperation {
   stringify: CompiledQuery['stringify'];
   /** The execute span's attributes, while tracing. */
   spanAttributes: Attributes | undefined;
+  /** The scope it needs and its price in rate-limit points, worked out once. */
+  price: OperationPrice;
 }
 
 export interface DirectExecutionOptions {
@@ -36,6 +39,8 @@ export interface DirectExecutionOptions {
   createContext: (serverContext: ServerContext) => Context;
   errorLog: ErrorLog;
   listSizeCheck: ListSizeCheck;
+  /** The key's scope and the operation's price, decided before it runs: shared with Yoga's plugin. */
+  admission: OperationAdmission;
   /** While tracing: the execute span. */
   executeSpans?: ExecuteSpans;
 }
@@ -53,6 +58,7 @@ export function createDirectExecution({
   createContext,
   errorLog,
   listSizeCheck,
+  admission,
   executeSpans,
 }: DirectExecutionOptions) {
   /** Compiles one operation; throws when the document does not match the schema (a bug in ours). */
@@ -74,6 +80,7 @@ export function createDirectExecution({
       query: compiled.query.bind(compiled),
       stringify: compiled.stringify,
       spanAttributes: executeSpans?.attributesOf(document, operationName),
+      price: priceOf(document, operationName) as OperationPrice,
     };
   }
 
@@ -82,6 +89,19 @@ export function createDirectExecution({
   }
 
   function execute(
+    operation: CompiledOperation,
+    identity: RequestIdentity,
+    variables: Variables,
+  ): ExecutionResult | Promise<ExecutionResult> {
+    const admitted = admission.admit(operation.price, identity);
+    if (!admitted) return executeAdmitted(operation, identity, variables);
+    if (!(admitted instanceof Promise)) return { errors: [admitted] };
+    return admitted.then((refused) =>
+      refused ? { errors: [refused] } : executeAdmitted(operation, identity, variables),
+    );
+  }
+
+  function executeAdmitted(
     operation: CompiledOperation,
     identity: RequestIdentity,
     variables: Variables,

@@ -26,6 +26,10 @@ export const ErrorCode = {
   CANNOT_SEND_PQ_ID_AND_BODY: 'CANNOT_SEND_PQ_ID_AND_BODY',
   /** A request Yoga's own checks would call malformed (its code, kept for ours of the same kind). */
   BAD_REQUEST: 'BAD_REQUEST',
+  /** The key lacks the scope the operation needs (operation-admission.ts). */
+  FORBIDDEN: 'FORBIDDEN',
+  /** The operation costs more than the key has left, or than its burst (operation-admission.ts). */
+  RATE_LIMITED: 'RATE_LIMITED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Scopes } from '../auth/scopes.ts';
 import { setEarlyHeader } from './edge-response.ts';
 import type { Face } from './send-error.ts';
+
+const NO_SCOPES: Scopes = new Set();
 
 /**
  * Everything the edge learns about one request, in one object that every step reads instead of
@@ -16,6 +19,10 @@ export class RequestScope {
   keyId = '';
   /** Whether the key may send GraphQL documents of its own under TRUSTED_DOCUMENTS=enforce. */
   arbitraryDocuments = false;
+  /** What the key may do (none until authenticated): the edge and each GraphQL operation check it. */
+  scopes = NO_SCOPES;
+  /** Where the request came from, as TRUST_PROXY's rule reads it ('' until authentication looks). */
+  clientAddress = '';
   /** The published document a GraphQL request named (`sha256:…`), '' when it sent none. */
   documentId = '';
   /** Path parameters of the matched route, still percent-encoded. */

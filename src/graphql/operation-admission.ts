@@ -1,0 +1,137 @@
+import { createGraphQLError } from '@graphql-tools/utils';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  getOperationAST,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
+import type { Context, RequestIdentity } from '../context.ts';
+import { ErrorCode } from './errors.ts';
+
+/** What an operation needs before it may run: a scope (none: any key) and its price in rate-limit points. */
+export interface OperationPrice {
+  scope: Scope | undefined;
+  /** One point per root field it runs, at least one: the point the edge took at authentication. */
+  cost: number;
+}
+
+/** A rate-limit refusal, as the edge answers it: the message and the 429's headers. */
+export interface ChargeRefusal {
+  message: string;
+  headers: Record<string, string>;
+}
+
+/** Charges `cost` points to the request's key, of which the edge took one: a refusal, or undefined. */
+export type ChargeRequest = (request: RequestIdentity, cost: number) => Promise<ChargeRefusal | undefined> | undefined;
+
+/** Introspection at the root reads the schema, not the store: free, and open to any key (GraphiQL needs it). */
+const isMetaField = (name: string) => name.startsWith('__');
+
+/**
+ * The response keys an operation's root selection runs, as graphql-js collects them: aliases apart,
+ * fields of one key merged, each fragment spread once (a repeat adds nothing), so the walk visits
+ * each part of the document at most once, whatever its shape. @skip and @include are not read: the
+ * price is known before the variables are.
+ */
+function rootFieldCount(document: DocumentNode, operation: OperationDefinitionNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const keys = new Set<string>();
+  const spread = new Set<string>();
+  const pending: SelectionSetNode[] = [operation.selectionSet];
+  for (let selectionSet = pending.pop(); selectionSet; selectionSet = pending.pop()) {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (!isMetaField(selection.name.value)) keys.add((selection.alias ?? selection.name).value);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        pending.push(selection.selectionSet);
+      } else if (!spread.has(selection.name.value)) {
+        spread.add(selection.name.value);
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) pending.push(fragment.selectionSet);
+      }
+    }
+  }
+  return keys.size;
+}
+
+const prices = new WeakMap<DocumentNode, Map<string, OperationPrice | undefined>>();
+
+/**
+ * The price of the operation a request selects, worked out once per document and operation name
+ * (Yoga's parser cache and the fast path hand the same document back): queries need `pets:read`,
+ * mutations `pets:write`, and an operation of nothing but introspection needs no scope. Undefined
+ * when the document selects no operation: execution says so in its own words.
+ */
+export function priceOf(document: DocumentNode, operationName?: string | null): OperationPrice | undefined {
+  let byName = prices.get(document);
+  if (!byName) {
+    byName = new Map();
+    prices.set(document, byName);
+  }
+  const key = operationName ?? '';
+  if (byName.has(key)) return byName.get(key);
+  const operation = getOperationAST(document, operationName);
+  let price: OperationPrice | undefined;
+  if (operation) {
+    const fields = rootFieldCount(document, operation);
+    const needed: Scope = operation.operation === 'mutation' ? 'pets:write' : 'pets:read';
+    price = { scope: fields === 0 ? undefined : needed, cost: Math.max(1, fields) };
+  }
+  byName.set(key, price);
+  return price;
+}
+
+/** Not a request error: the key is known and lacks the scope, on both media types (as a 401 or 429 is). */
+function forbidden(scope: Scope): GraphQLError {
+  return createGraphQLError(missingScopeMessage(scope), {
+    extensions: { code: ErrorCode.FORBIDDEN, scope, http: { status: 403 } },
+  });
+}
+
+function rateLimited({ message, headers }: ChargeRefusal): GraphQLError {
+  return createGraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, http: { status: 429, headers } } });
+}
+
+export type Admission = GraphQLError | undefined | Promise<GraphQLError | undefined>;
+
+/**
+ * The one step between validation and execution that decides, per operation, whether it may run:
+ * the key's scope for it, then its price charged to the key's rate limit (a price over the key's
+ * burst is refused outright). Yoga runs it as a plugin; the direct execution (REST, the fast path)
+ * calls `admit` itself, so every path shares it. A refused operation runs nothing and stores nothing.
+ */
+export function createOperationAdmission(options: { charge?: ChargeRequest }) {
+  const { charge } = options;
+
+  function admit(price: OperationPrice, identity: RequestIdentity): Admission {
+    if (price.scope && !identity.scopes.has(price.scope)) return forbidden(price.scope);
+    if (price.cost <= 1) return undefined;
+    return charge?.(identity, price.cost)?.then((refusal) => refusal && rateLimited(refusal));
+  }
+
+  /** At onExecute: after every rule that judges the document, before graphql-jit runs it. */
+  const plugin: Plugin<Context> = {
+    onExecute({ args, setResultAndStopExecution }) {
+      const price = priceOf(args.document, args.operationName);
+      if (!price) return;
+      const admitted = admit(price, args.contextValue.identity);
+      if (!admitted) return;
+      if (!(admitted instanceof Promise)) return setResultAndStopExecution({ errors: [admitted] });
+      return admitted.then((refused) => {
+        if (refused) setResultAndStopExecution({ errors: [refused] });
+      });
+    },
+  };
+
+  return { admit, plugin };
+}
+
+export type OperationAdmission = ReturnType<typeof createOperationAdmission>;
