@@ -21,7 +21,7 @@ Issues, lists and revokes the API keys the service accepts (collection apiKeys o
 Commands:
   create NAME [--scope SCOPE]... [--expires DAYS] [--allow-arbitrary-documents]
                                 issue a key; it is printed once, only its SHA-256 digest is stored
-  list                          every issued key with its status and scopes: active, expired or revoked
+  list                          every issued key with its scopes and status: active, expired or revoked
   revoke ID                     revoke a key by its id (key_..., see list)
 
 Options:

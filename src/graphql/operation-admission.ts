@@ -62,28 +62,28 @@ function rootFieldCount(document: DocumentNode, operation: OperationDefinitionNo
   return keys.size;
 }
 
-const prices = new WeakMap<DocumentNode, Map<string, OperationPrice | undefined>>();
+const prices = new WeakMap<DocumentNode, Map<string, OperationPrice>>();
 
 /**
- * The price of the operation a request selects, worked out once per document and operation name
+ * The price of the operation a request selects, worked out once per document and operation
  * (Yoga's parser cache and the fast path hand the same document back): queries need `pets:read`,
  * mutations `pets:write`, and an operation of nothing but introspection needs no scope. Undefined
- * when the document selects no operation: execution says so in its own words.
+ * when the document selects no operation (execution says so in its own words); such names are not
+ * remembered, so a client cannot grow the memory with names of its choosing.
  */
 export function priceOf(document: DocumentNode, operationName?: string | null): OperationPrice | undefined {
+  const key = operationName ?? '';
+  const known = prices.get(document)?.get(key);
+  if (known) return known;
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return undefined;
+  const fields = rootFieldCount(document, operation);
+  const needed: Scope = operation.operation === 'mutation' ? 'pets:write' : 'pets:read';
+  const price = { scope: fields === 0 ? undefined : needed, cost: Math.max(1, fields) };
   let byName = prices.get(document);
   if (!byName) {
     byName = new Map();
     prices.set(document, byName);
-  }
-  const key = operationName ?? '';
-  if (byName.has(key)) return byName.get(key);
-  const operation = getOperationAST(document, operationName);
-  let price: OperationPrice | undefined;
-  if (operation) {
-    const fields = rootFieldCount(document, operation);
-    const needed: Scope = operation.operation === 'mutation' ? 'pets:write' : 'pets:read';
-    price = { scope: fields === 0 ? undefined : needed, cost: Math.max(1, fields) };
   }
   byName.set(key, price);
   return price;
