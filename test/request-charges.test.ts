@@ -2,6 +2,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { priceOf } from '../src/graphql/operation-admission.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
+import { sampleIn } from './support/metric-sample.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { AUTH, OTHER_API_KEY, type TestServer, useTestServer } from './support/test-server.ts';
 
@@ -18,6 +19,9 @@ const listMany = (count: number) => `query { ${fields(count, () => 'pets(limit: 
 
 const storedStartingWith = (server: TestServer, prefix: string) =>
   server.database.db.collection('pets').countDocuments({ name: { $regex: `^${prefix} ` } });
+
+const perKeyRefusals = async (server: TestServer) =>
+  sampleIn(await server.metrics.scrape.text(), 'rate_limited_requests_total', { limit: 'per_key' });
 
 /** What is left of the key's quota this second, from the RateLimit field (`"default";r=42;t=1`). */
 function remaining(headers: Record<string, string | undefined>): number {
@@ -81,6 +85,7 @@ describe('against a burst of 10 (5 a second)', () => {
 
   it('a mutation of 12 aliased createPet fields is refused with 429 before anything runs, and stores nothing', async () => {
     const document = createMany(12, 'Charged');
+    const refusedBefore = await perKeyRefusals(server);
     // Through Yoga the first time, through the fast path the second, in both media types.
     for (const accept of ['application/json', GRAPHQL_RESPONSE]) {
       const response = await server.request
@@ -100,6 +105,8 @@ describe('against a burst of 10 (5 a second)', () => {
       expect(response.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
     }
     expect(await storedStartingWith(server, 'Charged')).toBe(0);
+    // Counted with the edge's per-key refusals.
+    expect((await perKeyRefusals(server)) - refusedBefore).toBe(2);
     // Nothing was spent on the refusals beyond their first point: a small request still goes through.
     expect((await executeGraphQL(server, '{ pets(limit: 1) { id } }')).status).toBe(200);
   });
