@@ -1,5 +1,6 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import type { Tracer } from '@opentelemetry/api';
+import { type DocumentNode, Kind } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, ServerContext } from './context.ts';
@@ -19,6 +20,9 @@ import type { Metrics } from './metrics/metrics.ts';
 import { useGraphQLSpans } from './telemetry/graphql-spans.ts';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
+
+const hasOneOperation = (document: DocumentNode) =>
+  document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION).length === 1;
 
 export interface GraphQLServerOptions {
   createContext: (serverContext: ServerContext) => Context;
@@ -79,7 +83,9 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       useVariableErrorCodes(),
       // A document that does not compile (an unknown operationName) answers with its errors; by
       // default the plugin also writes them with console.error, outside the JSON log.
-      useGraphQlJit({}, { onError: () => {} }),
+      // Only for documents of one operation: the plugin caches what it compiled by document alone,
+      // so a second operation of the same document would run the first one's code.
+      useGraphQlJit({}, { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) }),
       // After the JIT, whose onExecute replaces the execute function without chaining.
       ...(tracing ? [tracing.activate] : []),
       // Last: a document is learnt only once every plugin that could refuse it has passed it.
