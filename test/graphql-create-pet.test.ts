@@ -62,6 +62,18 @@ describe('when a client adds a pet with input the schema refuses', () => {
       'control or format characters',
     ],
     [
+      'a name with a line separator',
+      { name: 'Rex\u2028Smith', categoryId: 1 },
+      'input.name',
+      'line separators (Unicode Cc, Cf, Zl, Zp)',
+    ],
+    [
+      'a name with a paragraph separator',
+      { name: 'Rex\u2029Smith', categoryId: 1 },
+      'input.name',
+      'line separators (Unicode Cc, Cf, Zl, Zp)',
+    ],
+    [
       'a name of format characters and spaces only',
       { name: '\u200b \ufeff', categoryId: 1 },
       'input.name',

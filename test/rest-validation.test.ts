@@ -152,7 +152,7 @@ describe('NewPet strictness (POST /v1/pets)', () => {
   });
 });
 
-/** Names with control (Cc) or format (Cf) characters, or nothing visible once those are gone. */
+/** Names with control (Cc), format (Cf) or separator (Zl, Zp) characters, or nothing visible once those are gone. */
 const HOSTILE_NAMES = [
   ['NUL, a bidi override, a zero-width space and an ANSI escape', '\u0000\u202eevil\u200b\u001b[31m'],
   ['a NUL at the end', 'Rex\u0000'],
@@ -164,6 +164,9 @@ const HOSTILE_NAMES = [
   ['a zero-width joiner between emoji (Cf, refused too)', '🐕\u200d🦺'],
   ['a Unicode tag character beyond the BMP', 'Rex\u{E0041}'],
   ['only format characters and spaces', '\u200b \u2060 \ufeff'],
+  ['a line separator (Zl)', 'Rex\u2028Smith'],
+  ['a paragraph separator (Zp)', 'Rex\u2029Smith'],
+  ['only line and paragraph separators', '\u2028\u2029'],
 ];
 
 describe('pet names with control or format characters (POST /v1/pets)', () => {
@@ -178,7 +181,7 @@ describe('pet names with control or format characters (POST /v1/pets)', () => {
   it('says which characters it refuses', async () => {
     const response = await rest.createPet({ name: 'Rex\u0000', categoryId: 1 });
     expectError(response, 400, 'BAD_USER_INPUT', 'name');
-    expect(response.body.message).toContain('control or format characters');
+    expect(response.body.message).toContain('control or format characters or line separators (Unicode Cc, Cf, Zl, Zp)');
   });
 
   it.each([

@@ -4,18 +4,20 @@ import { LIST_LIMIT, MAX_INT64_EXACT, PET_NAME_MAX_LENGTH } from './pet.ts';
 /**
  * The rules a pet must meet, as plain predicates: the API layers check inputs with them through the
  * zod schemas below, the repository checks stored documents with them directly (every pet it reads).
- * Control and format characters are refused in new names only: pets stored before that rule stay readable.
+ * Control, format and separator characters are refused in new names only: pets stored before that rule stay readable.
  */
 const isWellFormed = (text: string) => text.isWellFormed();
 const isNotBlank = (text: string) => text.trim().length > 0;
 /**
  * Unicode's control (Cc: NUL, ESC, newlines) and format (Cf: bidi overrides, zero-width spaces and
- * joiners) characters: invisible or able to rewrite what a person or a terminal shows around them.
- * All of Cf is refused, the zero-width joiner of emoji sequences included: a name must look like
- * what it is, and schema/openapi.yaml's PetName pattern can then say exactly the same.
+ * joiners) characters, and its line and paragraph separators (Zl U+2028, Zp U+2029, which break
+ * lines in terminals and logs as newlines do): invisible or able to rewrite what a person or a
+ * terminal shows around them. All of Cf is refused, the zero-width joiner of emoji sequences
+ * included: a name must look like what it is, and schema/openapi.yaml's PetName pattern can then say
+ * exactly the same.
  */
-const CONTROL_OR_FORMAT = /[\p{Cc}\p{Cf}]/u;
-const hasNoControlOrFormat = (text: string) => !CONTROL_OR_FORMAT.test(text);
+const CONTROL_FORMAT_OR_SEPARATOR = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const hasNoControlOrFormat = (text: string) => !CONTROL_FORMAT_OR_SEPARATOR.test(text);
 // No more UTF-16 units than the limit means no more code points either: the count is rarely needed.
 const fitsNameLength = (name: string) => name.length <= PET_NAME_MAX_LENGTH || [...name].length <= PET_NAME_MAX_LENGTH;
 const isPositive = (id: number) => id >= 1;
@@ -31,7 +33,10 @@ export const isPetId = (value: unknown): value is number =>
 export const petNameRule = z
   .string()
   .refine(isWellFormed, 'must be valid Unicode text')
-  .refine(hasNoControlOrFormat, 'must not contain control or format characters (Unicode Cc, Cf)')
+  .refine(
+    hasNoControlOrFormat,
+    'must not contain control or format characters or line separators (Unicode Cc, Cf, Zl, Zp)',
+  )
   .refine(isNotBlank, 'must not be blank')
   .refine(fitsNameLength, `must be at most ${PET_NAME_MAX_LENGTH} characters long`);
 

@@ -30,7 +30,7 @@ const PetRef = builder.objectRef<Pet>('Pet').implement({
 });
 
 const NewPetInput = builder.inputType('NewPet', {
-  description: `A pet to add. The service assigns the id. Names hold 1 to ${PET_NAME_MAX_LENGTH} characters, not all whitespace, and no control or format characters (Unicode Cc, Cf).`,
+  description: `A pet to add. The service assigns the id. Names hold 1 to ${PET_NAME_MAX_LENGTH} characters, not all whitespace, and no control or format characters or line separators (Unicode Cc, Cf, Zl, Zp).`,
   fields: (t) => ({
     name: t.string({ required: true, validate: { schema: petNameRule } }),
     categoryId: t.field({ type: Int64, required: true, validate: { schema: categoryIdRule } }),

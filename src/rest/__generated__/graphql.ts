@@ -4,7 +4,7 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
-/** A pet to add. The service assigns the id. Names hold 1 to 100 characters, not all whitespace, and no control or format characters (Unicode Cc, Cf). */
+/** A pet to add. The service assigns the id. Names hold 1 to 100 characters, not all whitespace, and no control or format characters or line separators (Unicode Cc, Cf, Zl, Zp). */
 export type NewPet = {
   categoryId: number;
   name: string;
