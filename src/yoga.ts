@@ -78,8 +78,10 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
       errorLog.plugin,
       ...useQueryLimits(),
       // Before anything runs, and before the list-size limit: a key without the scope learns that first.
-      admission.plugin,
+      admission.scopePlugin,
       useListSizeLimit(listSizeCheck),
+      // After the list-size limit: a request refused for its size pays no more than the edge's point.
+      admission.chargePlugin,
       useVariableErrorCodes(),
       // A document that does not compile (an unknown operationName) answers with its errors; by
       // default the plugin also writes them with console.error, outside the JSON log.

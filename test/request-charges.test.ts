@@ -1,6 +1,10 @@
 import { parse } from 'graphql';
+import type { RateLimiterLike } from 'rate-limiter-flexible';
 import { describe, expect, it } from 'vitest';
+import { type LimiterStore, memoryLimiterStore } from '../src/edge/limiter-store.ts';
+import { createRateLimits, type Rate } from '../src/edge/rate-limits.ts';
 import { priceOf } from '../src/graphql/operation-admission.ts';
+import { capturingLogger } from './support/capturing-logger.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
 import { sampleIn } from './support/metric-sample.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
@@ -167,5 +171,124 @@ describe('against the default limits (100 a second, bursts of 200)', () => {
         return response;
       }),
     ).toBe(1);
+  });
+});
+
+/** The edge's rate limits alone, on memory counters whose every call is counted, for one key. */
+function limitsFor(perKey: Rate) {
+  const calls = { count: 0 };
+  const counting: LimiterStore = (spec) => {
+    const counter = memoryLimiterStore(spec);
+    const counted = (method: 'consume' | 'get' | 'reward' | 'penalty' | 'delete') => {
+      const original = counter[method].bind(counter) as (...args: unknown[]) => unknown;
+      (counter as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        calls.count++;
+        return original(...args);
+      };
+    };
+    for (const method of ['consume', 'get', 'reward', 'penalty', 'delete'] as const) counted(method);
+    return counter as RateLimiterLike;
+  };
+  const limits = createRateLimits({
+    perKey,
+    authFailures: OFF,
+    logger: capturingLogger().logger,
+    store: counting,
+  });
+  const headers: Record<string, string> = {};
+  const request = {
+    keyId: 'key-1',
+    id: 'request-1',
+    setResponseHeader: (name: string, value: string) => (headers[name] = value),
+  };
+  /** A request of `cost` points as the edge and admission take it: its refusal, or undefined. */
+  const send = async (cost: number) => (await limits.request(request)) ?? (await limits.charge(request, cost));
+  return { limits, request, headers, calls, send };
+}
+
+describe('paying a price from the second and the burst allowance (rate 5, burst 10)', () => {
+  it('a price the key cannot pay now is refused naming it, and spends nothing beyond its first point', async () => {
+    const { send, headers } = limitsFor({ rate: 5, burst: 10 });
+    for (let sent = 0; sent < 3; sent++) expect(await send(1)).toBeUndefined();
+    // 7 points left; 9 asked: refused, and only the edge's point is spent (6 left: 1 of the second, 5 of the burst).
+    const refused = await send(9);
+    expect(refused?.message).toMatch(
+      /^This request costs 9 points \(one per root field it runs\), more than this API key has left now; retry after \d+ s$/,
+    );
+    expect(refused?.headers.RateLimit).toMatch(/^"default";r=[0-5];t=[01]$/);
+    expect(Number(refused?.headers['Retry-After'])).toBeGreaterThanOrEqual(1);
+    // The 6 points left pay a price of 6 (whatever second it is now: the burst allowance holds 5).
+    expect(await send(6)).toBeUndefined();
+    expect(headers.RateLimit).toMatch(/^"default";r=\d;t=[01]$/);
+  });
+
+  it('a price is paid in at most six store calls, whatever it is', async () => {
+    const { limits, request, send, calls } = limitsFor({ rate: 100, burst: 200 });
+    expect(await limits.request(request)).toBeUndefined();
+    const before = calls.count;
+    expect(await limits.charge(request, 200)).toBeUndefined();
+    expect(calls.count - before).toBeLessThanOrEqual(6);
+    // All 200 points were spent: the next point is refused, as one over the second's quota.
+    expect((await send(1))?.message).toMatch(/^Too many requests for this API key/);
+  });
+
+  it('two prices racing for the same points: neither is paid twice, and a refused one gives back what it took', async () => {
+    const { limits, request, send } = limitsFor({ rate: 5, burst: 10 });
+    // Two requests of 7 points each, charged together: both read 8 left; the first pays 6 (3 + 3).
+    await limits.request(request);
+    await limits.request(request);
+    const [first, second] = await Promise.all([limits.charge(request, 7), limits.charge(request, 7)]);
+    expect(first).toBeUndefined();
+    expect(second?.message).toMatch(/costs 7 points/);
+    // Exactly 2 points are left (of the burst allowance): the refused charge kept none of what it took.
+    expect(await send(2)).toBeUndefined();
+    expect((await send(1))?.message).toMatch(/^Too many requests/);
+  });
+});
+
+describe('a charge refused at admission, on the real service (rate 5, burst 10)', () => {
+  const server = useTestServer({ rateLimits: { perKey: { rate: 5, burst: 10 }, authFailures: OFF } });
+
+  it('spends nothing beyond its first point: the key is not locked out by one over-priced request', async () => {
+    for (let sent = 0; sent < 3; sent++) expect((await executeGraphQL(server, '{ __typename }')).status).toBe(200);
+    const refused = await server.request
+      .post('/graphql')
+      .set(AUTH)
+      .send({ query: listMany(9) });
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors?.[0]?.message).toMatch(/^This request costs 9 points/);
+    expect(refused.body.errors?.[0]?.extensions).toEqual({ code: 'RATE_LIMITED' });
+    expect(refused.headers.ratelimit).toMatch(/^"default";r=\d;t=\d+$/);
+    // 6 points are left (5 of them the burst allowance's, which refills only every 10 s): 6 fields run.
+    const served = await server.request
+      .post('/graphql')
+      .set(AUTH)
+      .send({ query: listMany(6) });
+    expect(served.status).toBe(200);
+    expect(served.body.errors).toBeUndefined();
+  });
+});
+
+describe('a request refused for its list size (default limits: 100 a second, bursts of 200)', () => {
+  const server = useTestServer({ rateLimits: { perKey: { rate: 100, burst: 200 }, authFailures: OFF } });
+  const query = `query Lists($n: Int!) { ${fields(12, () => 'pets(limit: $n) { id }')} }`;
+  const send = (n: number) =>
+    server.request
+      .post('/graphql')
+      .set({ ...AUTH, Accept: GRAPHQL_RESPONSE })
+      .send({ query, variables: { n } });
+
+  it("pays only the edge's point, not its price, through Yoga and through the fast path", async () => {
+    // Through Yoga (the document is not known yet), then learnt by a small request, then through the fast path.
+    for (const path of ['Yoga', 'fast path']) {
+      if (path === 'fast path') expect((await send(1)).status).toBe(200);
+      const before = remaining((await executeGraphQL(server, '{ __typename }')).headers);
+      const refused = await send(50);
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.errors?.[0]?.extensions?.code, path).toBe('QUERY_TOO_LARGE');
+      const after = remaining((await executeGraphQL(server, '{ __typename }')).headers);
+      // Its own point and the next request's; the one-second window may have turned in between.
+      expect(after < before ? before - after : 100 - after, path).toBeLessThanOrEqual(2);
+    }
   });
 });

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import BurstyRateLimiter from 'rate-limiter-flexible/lib/BurstyRateLimiter.js';
 import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
+import { createBlockedAddresses } from './blocked-addresses.ts';
 import { type LimiterStore, memoryLimiterStore } from './limiter-store.ts';
+import { type Balance, type Counters, payPoints } from './pay-points.ts';
 
 /** Requests per second, sustained, and the most in one second; a rate of 0 turns the limit off. */
 export interface Rate {
@@ -24,13 +26,10 @@ export interface Refusal {
 
 /** The burst allowance (burst - rate points) refills once per this window. */
 export const BURST_WINDOW_SECONDS = 10;
-/** Past this many blocked addresses, expired ones are swept before another is added. */
-const BLOCKED_SWEEP_AT = 10_000;
 
-interface Policy {
+interface Policy extends Counters {
+  /** One point: from the second's quota, or once that is spent, from the burst allowance. */
   consume(key: string): Promise<RateLimiterRes>;
-  /** What is left of the key's sustained quota now, without spending (null: nothing spent in this window). */
-  get(key: string): Promise<RateLimiterRes | null>;
   /** The `RateLimit-Policy` field: the sustained quota (bursts are an allowance, not a quota). */
   policyField: string;
   name: string;
@@ -44,17 +43,16 @@ interface Policy {
 function createPolicy(name: string, { rate, burst }: Rate, store: LimiterStore): Policy | undefined {
   if (rate <= 0) return undefined;
   const steady = store({ keyPrefix: `rl-${name}`, points: rate, duration: 1 });
-  const extra = burst - rate;
-  const limiter =
-    extra > 0
-      ? new BurstyRateLimiter(
-          steady,
-          store({ keyPrefix: `rl-${name}-burst`, points: extra, duration: BURST_WINDOW_SECONDS }),
-        )
-      : steady;
+  const extra = Math.max(0, burst - rate);
+  const allowance =
+    extra > 0 ? store({ keyPrefix: `rl-${name}-burst`, points: extra, duration: BURST_WINDOW_SECONDS }) : undefined;
+  const limiter = allowance ? new BurstyRateLimiter(steady, allowance) : steady;
   return {
     consume: (key) => limiter.consume(key),
-    get: (key) => steady.get(key),
+    steady,
+    burst: allowance,
+    rate,
+    extra,
     policyField: `"${name}";q=${rate};w=1`,
     name,
   };
@@ -77,38 +75,6 @@ function refusal(policy: Policy, result: RateLimiterRes, message: string): Refus
       'Retry-After': String(retryAfter),
       'RateLimit-Policy': policy.policyField,
       RateLimit: `"${policy.name}";r=0;t=${retryAfter}`,
-    },
-  };
-}
-
-/**
- * Client addresses (limiterBucketOf's buckets) over their failed-authentication limit, whose missing
- * and wrong keys are refused with one Map read until their window ends.
- */
-function createBlockList() {
-  const blockedUntil = new Map<string, { until: number; refusal: Refusal }>();
-  return {
-    /** True when the bucket was not blocked already: a block starts. */
-    block(bucket: string, result: RateLimiterRes, answer: Refusal): boolean {
-      const now = Date.now();
-      if (blockedUntil.size >= BLOCKED_SWEEP_AT) {
-        for (const [other, { until }] of blockedUntil) if (until <= now) blockedUntil.delete(other);
-      }
-      const starts = (blockedUntil.get(bucket)?.until ?? 0) <= now;
-      blockedUntil.set(bucket, { until: now + result.msBeforeNext, refusal: answer });
-      return starts;
-    },
-    refusalFor(address: string): Refusal | undefined {
-      if (blockedUntil.size === 0) return undefined;
-      const blocked = blockedUntil.get(address);
-      if (!blocked) return undefined;
-      const left = blocked.until - Date.now();
-      if (left > 0) {
-        const retryAfter = String(Math.max(1, seconds(left)));
-        return { ...blocked.refusal, headers: { ...blocked.refusal.headers, 'Retry-After': retryAfter } };
-      }
-      blockedUntil.delete(address);
-      return undefined;
     },
   };
 }
@@ -136,8 +102,7 @@ export interface ChargedRequest {
 export function createRateLimits({ perKey, authFailures, logger, store = memoryLimiterStore }: RateLimitsOptions) {
   const keys = createPolicy('default', perKey, store);
   const failures = createPolicy('auth-failures', authFailures, store);
-  const blocked = createBlockList();
-  const overRate = `Too many requests for this API key (over ${perKey.rate} per second)`;
+  const blocked = createBlockedAddresses();
 
   /** A store that fails must not take the API down: let the request through (Redis's falls back to memory first). */
   function storeFailed(error: unknown, reqId: string): undefined {
@@ -145,56 +110,48 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     return undefined;
   }
 
-  /**
-   * Spends a key's points: its RateLimit fields for the answer, or the refusal. Several points go one
-   * at a time (together), since BurstyRateLimiter takes a whole consume from the second's quota or
-   * from the burst allowance, never from both: a price up to the burst can then be paid from both.
-   */
-  function spend(policy: Policy, request: ChargedRequest, points: number): Promise<Refusal | undefined> {
-    const { keyId } = request;
-    const spent =
-      points === 1
-        ? policy.consume(keyId)
-        : Promise.all(Array.from({ length: points }, () => policy.consume(keyId))).then((results) =>
-            results.reduce((least, result) => (result.remainingPoints < least.remainingPoints ? result : least)),
-          );
-    return spent.then(
-      (result) => {
-        request.setResponseHeader('RateLimit-Policy', policy.policyField);
-        request.setResponseHeader(
-          'RateLimit',
-          `"${policy.name}";r=${result.remainingPoints};t=${seconds(result.msBeforeNext)}`,
-        );
-        return undefined;
-      },
+  function setRateLimitFields(policy: Policy, request: ChargedRequest, result: RateLimiterRes): undefined {
+    request.setResponseHeader('RateLimit-Policy', policy.policyField);
+    request.setResponseHeader(
+      'RateLimit',
+      `"${policy.name}";r=${result.remainingPoints};t=${seconds(result.msBeforeNext)}`,
+    );
+    return undefined;
+  }
+
+  /** One point of a key: its RateLimit fields for the answer, or the refusal. */
+  function spendOne(policy: Policy, request: ChargedRequest): Promise<Refusal | undefined> {
+    return policy.consume(request.keyId).then(
+      (result) => setRateLimitFields(policy, request, result),
       (rejected: unknown) => {
         if (!(rejected instanceof RateLimiterRes)) return storeFailed(rejected, request.id);
-        return refusal(policy, rejected, overRate);
+        return refusal(policy, rejected, `Too many requests for this API key (over ${perKey.rate} per second)`);
       },
     );
   }
 
   /**
-   * A request that costs more than a key may ever spend in one second: no wait lets it through, and
-   * nothing is spent. Its RateLimit field says what is left; it is left out when the store cannot say.
+   * A price the key cannot pay: RateLimit says what is left of the second's quota (left out when the
+   * store cannot say), Retry-After when the whole price fits again (the next second, or the burst
+   * allowance's refill). A price over the burst never fits: no wait lets it through.
    */
-  function overBurst(policy: Policy, request: ChargedRequest, cost: number): Promise<Refusal> {
-    const message =
-      `This request costs ${cost} points (one per root field it runs), more than an API key may spend ` +
-      `in one second (${perKey.burst}): send it as several smaller requests`;
-    const answer = refusal(policy, new RateLimiterRes(0, 1000), message);
-    return policy.get(request.keyId).then(
-      (left) => {
-        const remaining = left?.remainingPoints ?? perKey.rate;
-        answer.headers.RateLimit = `"${policy.name}";r=${remaining};t=${seconds(left?.msBeforeNext ?? 1000)}`;
-        return answer;
-      },
-      (error: unknown) => {
-        logger.warn({ err: error, reqId: request.id }, 'rate limit store failed; RateLimit left out of a refusal');
-        delete answer.headers.RateLimit;
-        return answer;
-      },
-    );
+  function priceRefusal(policy: Policy, cost: number, balance: Balance | undefined): Refusal {
+    const head = `This request costs ${cost} points (one per root field it runs), more than`;
+    if (cost > perKey.burst || !balance) {
+      const answer = refusal(
+        policy,
+        new RateLimiterRes(0, balance?.steadyMs ?? 1000),
+        `${head} an API key may spend in one second (${perKey.burst}): send it as several smaller requests`,
+      );
+      if (balance) answer.headers.RateLimit = `"${policy.name}";r=${balance.steadyLeft};t=${seconds(balance.steadyMs)}`;
+      else delete answer.headers.RateLimit;
+      return answer;
+    }
+    const { steadyLeft, burstLeft, steadyMs, burstMs } = balance;
+    const retryMs = cost <= policy.rate + burstLeft ? steadyMs : Math.max(steadyMs, burstMs);
+    const answer = refusal(policy, new RateLimiterRes(0, retryMs), `${head} this API key has left now`);
+    answer.headers.RateLimit = `"${policy.name}";r=${steadyLeft};t=${seconds(steadyMs)}`;
+    return answer;
   }
 
   return {
@@ -216,7 +173,7 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
         (rejected: unknown) => {
           if (!(rejected instanceof RateLimiterRes)) return storeFailed(rejected, reqId) ?? { headers: {} };
           const answer = refusal(failures, rejected, 'Too many failed authentications from this address');
-          if (blocked.block(bucket, rejected, answer)) {
+          if (blocked.block(bucket, rejected.msBeforeNext, answer)) {
             const blockedFor = Number(answer.headers['Retry-After']);
             logger.warn(
               { clientAddress: address, bucket, reqId, blockedForSeconds: blockedFor },
@@ -230,17 +187,26 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
 
     /** Counts a request of this key (one point): sets its RateLimit fields, or gives the refusal. */
     request(request: ChargedRequest): Promise<Refusal | undefined> | undefined {
-      return keys && spend(keys, request, 1);
+      return keys && spendOne(keys, request);
     },
 
     /**
-     * Charges what a request runs beyond the point request() took: `cost` is its whole price. A
-     * price over the key's burst is refused whatever is left, since no wait would let it through.
+     * Charges what a request runs beyond the point request() took: `cost` is its whole price. A price
+     * the key cannot pay now spends nothing; one over the key's burst is refused whatever is left,
+     * since no wait would let it through.
      */
     charge(request: ChargedRequest, cost: number): Promise<Refusal | undefined> | undefined {
       if (!keys || cost <= 1) return undefined;
-      if (cost > perKey.burst) return overBurst(keys, request, cost);
-      return spend(keys, request, cost - 1);
+      const overBurst = cost > perKey.burst;
+      // Over the burst: only read what is left, for the RateLimit field.
+      return payPoints(keys, request.keyId, overBurst ? Number.POSITIVE_INFINITY : cost - 1).then(
+        ({ paid, short }) => (paid ? setRateLimitFields(keys, request, paid) : priceRefusal(keys, cost, short)),
+        (error: unknown) => {
+          if (!overBurst) return storeFailed(error, request.id);
+          logger.warn({ err: error, reqId: request.id }, 'rate limit store failed; RateLimit left out of a refusal');
+          return priceRefusal(keys, cost, undefined);
+        },
+      );
     },
   };
 }

@@ -88,16 +88,21 @@ export function createDirectExecution({
     return withVariableErrorCodes(schema, operation.document, operation.operationName, variables, result);
   }
 
+  /** Yoga's order (yoga.ts): the scope, the list-size limit, then the price, before anything runs. */
   function execute(
     operation: CompiledOperation,
     identity: RequestIdentity,
     variables: Variables,
   ): ExecutionResult | Promise<ExecutionResult> {
-    const admitted = admission.admit(operation.price, identity);
-    if (!admitted) return executeAdmitted(operation, identity, variables);
-    if (!(admitted instanceof Promise)) return { errors: [admitted] };
-    return admitted.then((refused) =>
-      refused ? { errors: [refused] } : executeAdmitted(operation, identity, variables),
+    const refused =
+      admission.admit(operation.price, identity) ??
+      listSizeCheck(schema, operation.document, operation.operationName, variables);
+    if (refused) return { errors: [refused] };
+    const charged = admission.charge(operation.price, identity);
+    if (!charged) return executeAdmitted(operation, identity, variables);
+    if (!(charged instanceof Promise)) return { errors: [charged] };
+    return charged.then((overPrice) =>
+      overPrice ? { errors: [overPrice] } : executeAdmitted(operation, identity, variables),
     );
   }
 
@@ -106,8 +111,6 @@ export function createDirectExecution({
     identity: RequestIdentity,
     variables: Variables,
   ): ExecutionResult | Promise<ExecutionResult> {
-    const refused = listSizeCheck(schema, operation.document, operation.operationName, variables);
-    if (refused) return { errors: [refused] };
     const result = operation.query(undefined, createContext({ identity }), variables);
     return result instanceof Promise
       ? result.then((done) => coded(operation, variables, done))

@@ -102,27 +102,13 @@ function rateLimited({ message, headers }: ChargeRefusal): GraphQLError {
 
 export type Admission = GraphQLError | undefined | Promise<GraphQLError | undefined>;
 
-/**
- * The one step between validation and execution that decides, per operation, whether it may run:
- * the key's scope for it, then its price charged to the key's rate limit (a price over the key's
- * burst is refused outright). Yoga runs it as a plugin; the direct execution (REST, the fast path)
- * calls `admit` itself, so every path shares it. A refused operation runs nothing and stores nothing.
- */
-export function createOperationAdmission(options: { charge?: ChargeRequest }) {
-  const { charge } = options;
-
-  function admit(price: OperationPrice, identity: RequestIdentity): Admission {
-    if (price.scope && !identity.scopes.has(price.scope)) return forbidden(price.scope);
-    if (price.cost <= 1) return undefined;
-    return charge?.(identity, price.cost)?.then((refusal) => refusal && rateLimited(refusal));
-  }
-
-  /** At onExecute: after every rule that judges the document, before graphql-jit runs it. */
-  const plugin: Plugin<Context> = {
+/** Runs `decide` at onExecute, stopping the execution with its error when it refuses. */
+function atExecute(decide: (price: OperationPrice, identity: RequestIdentity) => Admission): Plugin<Context> {
+  return {
     onExecute({ args, setResultAndStopExecution }) {
       const price = priceOf(args.document, args.operationName);
       if (!price) return;
-      const admitted = admit(price, args.contextValue.identity);
+      const admitted = decide(price, args.contextValue.identity);
       if (!admitted) return;
       if (!(admitted instanceof Promise)) return setResultAndStopExecution({ errors: [admitted] });
       return admitted.then((refused) => {
@@ -130,8 +116,37 @@ export function createOperationAdmission(options: { charge?: ChargeRequest }) {
       });
     },
   };
+}
 
-  return { admit, plugin };
+/**
+ * The two steps between validation and execution that decide, per operation, whether it may run:
+ * the key's scope for it first (`admit`), then, once every limit on the document has passed it
+ * (the list-size limit needs the variables), its price charged to the key's rate limit (`charge`;
+ * a price over the key's burst is refused outright), so that a request refused for its shape pays
+ * nothing more. Yoga runs them as plugins at onExecute around the list-size limit; the direct
+ * execution (REST, the fast path) calls them itself in the same order. A refused operation runs
+ * nothing and stores nothing.
+ */
+export function createOperationAdmission(options: { charge?: ChargeRequest }) {
+  const charges = options.charge;
+
+  function admit(price: OperationPrice, identity: RequestIdentity): GraphQLError | undefined {
+    return price.scope && !identity.scopes.has(price.scope) ? forbidden(price.scope) : undefined;
+  }
+
+  function charge(price: OperationPrice, identity: RequestIdentity): Admission {
+    if (price.cost <= 1) return undefined;
+    return charges?.(identity, price.cost)?.then((refusal) => refusal && rateLimited(refusal));
+  }
+
+  return {
+    admit,
+    charge,
+    /** After every rule that judges the document, before the list-size limit and graphql-jit. */
+    scopePlugin: atExecute(admit),
+    /** After the list-size limit, before graphql-jit runs the operation. */
+    chargePlugin: atExecute(charge),
+  };
 }
 
 export type OperationAdmission = ReturnType<typeof createOperationAdmission>;
