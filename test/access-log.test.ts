@@ -53,6 +53,43 @@ describe('the access log', () => {
     expect(accessLines[0]?.ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('writes a GraphQL GET without its query string: the document and its variables never reach the log', async () => {
+    const secret = 'Secret-Name-7Qz';
+    const query = encodeURIComponent(`query Find($name: String) { pets(limit: 1) { id name } } # ${secret}`);
+    const variables = encodeURIComponent(JSON.stringify({ name: secret }));
+    const { logged, requestId, response } = await linesDuring(lines, () =>
+      server.request.get(`/graphql?query=${query}&variables=${variables}`).set(AUTH),
+    );
+    expect(response.status).toBe(200);
+    const accessLines = logged.filter((line) => line.reqId === requestId && line.msg === 'request');
+    expect(accessLines).toEqual([expect.objectContaining({ method: 'GET', url: '/graphql', status: 200 })]);
+    expect(JSON.stringify(logged)).not.toContain(secret);
+    // Under the edge's own answers too (a 401 before anything runs), and for a query string with no document.
+    const refused = await linesDuring(lines, () => server.request.get(`/graphql?query=${query}`));
+    expect(refused.response.status).toBe(401);
+    expect(refused.logged.find((line) => line.reqId === refused.requestId && line.msg === 'request')?.url).toBe(
+      '/graphql',
+    );
+    expect(JSON.stringify(refused.logged)).not.toContain(secret);
+  });
+
+  it('keeps the document id of a GraphQL request, and a REST URL whole', () => {
+    const { logger: own, lines: written } = capturingLogger();
+    const log = createAccessLog(own);
+    const documentId = `sha256:${'b'.repeat(64)}`;
+    const graphql = scopeOf(`/graphql?documentId=${documentId}&variables=%7B%7D`, 200, true, {
+      face: 'graphql',
+      path: '/graphql',
+      documentId,
+    });
+    log(graphql, performance.now());
+    log(scopeOf('/v1/pets?limit=2&status=sold', 200, true), performance.now());
+    expect(written.map(({ url, documentId }) => ({ url, documentId }))).toEqual([
+      { url: '/graphql', documentId },
+      { url: '/v1/pets?limit=2&status=sold', documentId: undefined },
+    ]);
+  });
+
   it.each([
     ['a plain request', scopeOf('/v1/pets/7', 200, true, { keyId: 'k1' })],
     ['a URL with quotes, backslashes and non-ASCII', scopeOf('/v1/pets/"x"\\y?name=Rex%20ü\u2028', 404, true)],

@@ -158,7 +158,8 @@ export function createAccessLog(logger: Logger): (scope: RequestScope, endedAt: 
     // The request id (a token or a UUID, request-id.ts) and the method (a token, Node's parser).
     record.id = id;
     record.method = req.method ?? '';
-    record.url = req.url ?? '';
+    // A GraphQL GET's query string is its document and variables, which logs never hold (docs/security.md).
+    record.url = scope.face === 'graphql' ? scope.path : (req.url ?? '');
     const status = res.writableFinished ? res.statusCode : 0;
     record.status = status;
     record.tenthsOfMs = Math.round((endedAt - startedAt) * 10);
