@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { lockDataDir } from './data-dir-lock.ts';
 import { publishEmbeddedAddress } from './embedded-address.ts';
-import { embeddedListener } from './embedded-listener.ts';
+import { type EmbeddedListener, embeddedListener } from './embedded-listener.ts';
 import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
-import { makePrivateDirectory, PRIVATE_FILE_MODE, PRIVATE_UMASK } from './private-directory.ts';
+import { makePrivateDirectory, type NotOwnedEntry, PRIVATE_FILE_MODE, PRIVATE_UMASK } from './private-directory.ts';
 
 /** The one embedded server (older versions also ran mongod: see BACKEND_MARKER). */
 export type EmbeddedKind = 'ferretdb';
@@ -117,24 +117,29 @@ function spawnPrivately(binary: string, args: string[]) {
   }
 }
 
-async function startFerretDb(
-  binary: string,
-  dataDir: string,
-  warn: (message: string) => void,
-): Promise<EmbeddedDatabase> {
-  const listener = embeddedListener(dataDir);
-  if (listener.warning) warn(listener.warning);
+async function startFerretDb(binary: string, dataDir: string, listener: EmbeddedListener): Promise<EmbeddedDatabase> {
   // It warns about every command it lacks (the driver's endSessions, say): errors are what matter.
   const args = [...listener.args, '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
   const child = spawnPrivately(binary, args);
-  const printed = await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
-  return supervise(child, listener.uri ?? printed);
+  await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
+  return supervise(child, listener.uri);
 }
 
 function readMarker(directory: string): string | undefined {
   const file = join(directory, BACKEND_MARKER);
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
+
+/** Where the server will listen, or NoEmbeddedDatabaseError when no socket path is short enough. */
+function listenerOf(directory: string): EmbeddedListener {
+  try {
+    return embeddedListener(directory);
+  } catch (error) {
+    throw new NoEmbeddedDatabaseError(`${KIND}: ${(error as Error).message}`);
+  }
+}
+
+const describeNotOwned = ({ path, uid, mode }: NotOwnedEntry) => `${path} (owner uid ${uid}, mode ${mode.toString(8)})`;
 
 /**
  * FerretDB (built once, which needs Go), or NoEmbeddedDatabaseError saying why not. Once ready, its
@@ -147,20 +152,29 @@ export async function startEmbeddedDatabase({ dataDir, log, warn = log }: Embedd
     warn(`${directory} was open to other users of this machine: made ${tightened.length} entries private (0700/0600)`);
   }
   if (notOwned.length > 0) {
-    warn(`other users of this machine can read ${notOwned.join(', ')} (owned by another user): chmod go-rwx them`);
+    // Whoever can read DATA_DIR reads every key digest; whoever can write it can plant files the server opens.
+    throw new NoEmbeddedDatabaseError(
+      `other users of this machine can read or write ${notOwned.map(describeNotOwned).join(', ')}, which ` +
+        `this user (uid ${process.getuid?.()}) does not own and cannot make private: ` +
+        'its owner must chmod go-rwx it (or chown it to this user), or use another DATA_DIR',
+    );
   }
   // One owner per data directory: a second server over the same files would corrupt them.
   const unlock = lockDataDir(directory);
   let unpublish = () => {};
+  let removeListener = () => {};
   // However this process ends (even interrupted while starting), the directory is free for the next owner.
   const release = () => {
     process.off('exit', release);
     unpublish();
+    removeListener();
     unlock();
   };
   process.once('exit', release);
   try {
-    const database = await startOwnFerretDb(directory, log, warn);
+    const listener = listenerOf(directory);
+    removeListener = listener.remove;
+    const database = await startOwnFerretDb(directory, listener, log);
     try {
       unpublish = publishEmbeddedAddress(directory, { pid: process.pid, kind: database.kind, uri: database.uri });
     } catch (error) {
@@ -183,8 +197,8 @@ export async function startEmbeddedDatabase({ dataDir, log, warn = log }: Embedd
 
 async function startOwnFerretDb(
   directory: string,
+  listener: EmbeddedListener,
   log: (message: string) => void,
-  warn: (message: string) => void,
 ): Promise<EmbeddedDatabase> {
   const marker = readMarker(directory);
   if (marker !== undefined && marker !== KIND) {
@@ -196,7 +210,7 @@ async function startOwnFerretDb(
   // Claimed before the server writes a file, so nothing else starts over a half-made directory.
   writeFileSync(join(directory, BACKEND_MARKER), `${KIND}\n`, { mode: PRIVATE_FILE_MODE });
   try {
-    return await startFerretDb(await buildFerretDb(log), directory, warn);
+    return await startFerretDb(await buildFerretDb(log), directory, listener);
   } catch (error) {
     throw new NoEmbeddedDatabaseError(`${KIND}: ${(error as Error).message}`);
   }

@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync, type Stats } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -13,27 +13,39 @@ export const PRIVATE_UMASK = 0o077;
 const OTHERS = 0o077;
 const ownedByMe = (stats: Stats) => process.getuid === undefined || stats.uid === process.getuid();
 
+/** Something other users can read or write that this user cannot make private: it is not ours. */
+export interface NotOwnedEntry {
+  path: string;
+  uid: number;
+  mode: number;
+}
+
 /**
  * Creates `directory` 0700, or tightens an existing one and the files directly in it (older versions
- * left 0755 and 0644) when this user owns them. Returns what it could not make private, for a warning.
+ * left 0755 and 0644) when this user owns them. Returns what it tightened, for a warning, and what
+ * it could not make private, which the caller refuses.
  */
-export function makePrivateDirectory(directory: string): { tightened: string[]; notOwned: string[] } {
+export function makePrivateDirectory(directory: string): { tightened: string[]; notOwned: NotOwnedEntry[] } {
   mkdirSync(directory, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
   const tightened: string[] = [];
-  const notOwned: string[] = [];
+  const notOwned: NotOwnedEntry[] = [];
   const tighten = (path: string, stats: Stats, mode: number) => {
     if ((stats.mode & OTHERS) === 0) return;
     if (!ownedByMe(stats)) {
-      notOwned.push(path);
+      notOwned.push({ path, uid: stats.uid, mode: stats.mode & 0o777 });
       return;
     }
     chmodSync(path, mode);
     tightened.push(path);
   };
-  tighten(directory, lstatSync(directory), PRIVATE_DIRECTORY_MODE);
+  // The directory's own mode: a DATA_DIR that is a symbolic link (always 0777) means the directory it names.
+  tighten(directory, statSync(directory), PRIVATE_DIRECTORY_MODE);
+  // Others could still swap what is inside between our look and our chmod: touch nothing in there.
+  if (notOwned.length > 0) return { tightened, notOwned };
   for (const entry of readdirSync(directory, { withFileTypes: true })) {
     const path = join(directory, entry.name);
-    // Symbolic links are left alone: chmod would follow them out of the directory.
+    // lstat, and symbolic links left alone: chmod would follow one out of the directory. Now that the
+    // directory is ours and 0700, nobody else can replace an entry between the lstat and the chmod.
     if (entry.isFile()) tighten(path, lstatSync(path), PRIVATE_FILE_MODE);
     else if (entry.isDirectory()) tighten(path, lstatSync(path), PRIVATE_DIRECTORY_MODE);
   }
