@@ -142,6 +142,12 @@ describe('when a document Yoga has found valid is sent again', () => {
       `${GRAPHQL_RESPONSE}, application/json`,
       `${GRAPHQL_RESPONSE},application/json;q=0.9`,
       'application/json, text/plain',
+      // The edge's one negotiation (graphql-media-types.ts) must pick what Yoga picks.
+      `text/html, ${GRAPHQL_RESPONSE}`,
+      'application/*',
+      GRAPHQL_RESPONSE.toUpperCase(),
+      `application/json;charset=latin1, ${GRAPHQL_RESPONSE}`,
+      'text/event-stream, application/json',
     ];
     for (const accept of accepts) {
       const answer = await twice(server, { query: PET, variables: { id } }, accept);
@@ -219,6 +225,7 @@ describe('when the fast path cannot answer a request as Yoga would', () => {
   it('then Yoga answers it: streams, odd variables or parameters, extensions, ids, unknown operations', async () => {
     const refusals = [
       [{ query: PET, variables: { id: '1' } }, 'text/event-stream'],
+      [{ query: PET, variables: { id: '1' } }, 'multipart/mixed'],
       [{ query: PET, variables: '{"id":"1"}' }],
       [{ query: PET, variables: ['1'] }],
       [{ query: PET, variables: { id: '1' }, surprise: true }],

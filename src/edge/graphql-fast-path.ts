@@ -5,39 +5,9 @@ import type { CompiledOperation, DirectExecution } from '../graphql/direct-execu
 import type { ValidatedDocuments } from '../graphql/validated-documents.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { RegularMediaType } from './graphql-media-types.ts';
 
-type ResponseMediaType = 'application/graphql-response+json' | 'application/json';
-
-/** Yoga's regular result processor's media types, in its order. */
-const REGULAR: readonly ResponseMediaType[] = ['application/graphql-response+json', 'application/json'];
-/** Accept headers are the client's: past this many distinct ones, the rest are worked out each time. */
-const MAX_REMEMBERED_ACCEPTS = 100;
 const BODY_KEYS = new Set(['query', 'documentId', 'variables', 'operationName']);
-
-/**
- * The media type Yoga answers a request with, when it is one of its regular JSON ones; undefined
- * when Yoga would stream (text/event-stream, multipart/mixed) or refuse it (406). Yoga's own
- * negotiation (useResultProcessors, accept.js): the Accept list without spaces, lower-cased, each
- * type with a charset other than utf-8 dropped, q-values ignored, and the last match of the list
- * read backwards wins; the regular processor comes last, so when it matches, its match is the answer.
- */
-function regularMediaTypeFor(accept: string | undefined): ResponseMediaType | undefined {
-  const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',');
-  let chosen: ResponseMediaType | undefined;
-  for (let index = asked.length - 1; index >= 0; index--) {
-    const [mediaType = '', ...params] = (asked[index] as string).split(';');
-    const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
-    if (charset !== 'charset=utf-8') continue;
-    const [type, subtype] = mediaType.split('/');
-    for (const candidate of REGULAR) {
-      const [candidateType, candidateSubtype] = candidate.split('/');
-      if ((type === '*' || type === candidateType) && (subtype === '*' || subtype === candidateSubtype)) {
-        chosen = candidate;
-      }
-    }
-  }
-  return chosen;
-}
 
 /** What Yoga's result processor makes of a result: captured instead of a fetch Response. */
 class CapturedResponse {
@@ -47,6 +17,12 @@ class CapturedResponse {
   ) {}
 }
 const CAPTURE = { Response: CapturedResponse } as unknown as FetchAPI;
+
+/** How the request came (its method) and how Yoga would answer it (its regular media type). */
+interface Exchange {
+  method: 'GET' | 'POST';
+  mediaType: RegularMediaType;
+}
 
 interface FastRequest {
   document: DocumentNode;
@@ -79,16 +55,7 @@ export interface GraphQLFastPathOptions {
  */
 export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
   const { execution, documents, metrics, mayRunWholeDocuments, publishedText } = options;
-  const mediaTypes = new Map<string, ResponseMediaType | undefined>();
   const compiled = new WeakMap<DocumentNode, Map<string, CompiledOperation | null>>();
-
-  function mediaTypeFor(accept: string | undefined): ResponseMediaType | undefined {
-    if (accept === undefined) return 'application/json';
-    if (mediaTypes.has(accept)) return mediaTypes.get(accept);
-    const chosen = regularMediaTypeFor(accept);
-    if (mediaTypes.size < MAX_REMEMBERED_ACCEPTS) mediaTypes.set(accept, chosen);
-    return chosen;
-  }
 
   /** The text a body sends whole, or names by a published id in the spec's form; undefined for Yoga to judge. */
   function textOf(scope: RequestScope, query: unknown, documentId: unknown): { text: string; id: string } | undefined {
@@ -144,7 +111,7 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
     return operation;
   }
 
-  function respond(scope: RequestScope, result: ExecutionResult, mediaType: ResponseMediaType): void {
+  function respond(scope: RequestScope, result: ExecutionResult, mediaType: RegularMediaType): void {
     const { body, init } = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
     const headers: OutgoingHttpHeaders = { ...init.headers, 'Content-Length': Buffer.byteLength(body) };
     scope.res.writeHead(init.status ?? 200, headers);
@@ -153,12 +120,12 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
 
   /**
    * Answers the request and returns true (or a promise of it), or returns false without touching
-   * it, for Yoga to answer. `params` is a POST's parsed body, or a GET's query string as Yoga reads it.
+   * it, for Yoga to answer. `params` is a POST's parsed body, or a GET's query string as Yoga reads it;
+   * `mediaType` is what Yoga would answer in (graphql-media-types.ts: the edge negotiated it already).
    */
-  function tryFastPath(scope: RequestScope, params: unknown, method: 'GET' | 'POST'): false | Promise<true> {
+  function tryFastPath(scope: RequestScope, params: unknown, exchange: Exchange): false | Promise<true> {
     if (typeof params !== 'object' || params === null) return false;
-    const mediaType = mediaTypeFor(scope.req.headers.accept);
-    if (!mediaType) return false;
+    const { method, mediaType } = exchange;
     const request = requestOf(scope, params as Record<string, unknown>);
     const operation = request && operationOf(request);
     // Yoga refuses a mutation over GET (405), and answers it.
@@ -181,14 +148,14 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
 
   return {
     /** A POST: only a body Yoga would parse as JSON (its isPOSTJsonRequest: application/json). */
-    post(scope: RequestScope, body: unknown): false | Promise<true> {
+    post(scope: RequestScope, body: unknown, mediaType: RegularMediaType): false | Promise<true> {
       const contentType = scope.req.headers['content-type']?.split(',')[0];
       if (contentType !== 'application/json' && !contentType?.startsWith('application/json;')) return false;
-      return tryFastPath(scope, body, 'POST');
+      return tryFastPath(scope, body, { method: 'POST', mediaType });
     },
     /** A GET: its query string as Yoga reads it (graphql-url-params.ts); `extensions` leave it to Yoga. */
-    get(scope: RequestScope, params: Record<string, unknown>): false | Promise<true> {
-      return tryFastPath(scope, params, 'GET');
+    get(scope: RequestScope, params: Record<string, unknown>, mediaType: RegularMediaType): false | Promise<true> {
+      return tryFastPath(scope, params, { method: 'GET', mediaType });
     },
   };
 }

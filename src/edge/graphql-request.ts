@@ -4,7 +4,7 @@ import { BodyTooLargeError, readBody } from '../http/read-body.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import type { GraphQLFastPath } from './graphql-fast-path.ts';
-import { ACCEPTED_MEDIA_TYPES, acceptsGraphQLAnswer, POSTED_MEDIA_TYPES, postBodyOf } from './graphql-media-types.ts';
+import { ACCEPTED_MEDIA_TYPES, graphQLNegotiation, POSTED_MEDIA_TYPES, postBodyOf } from './graphql-media-types.ts';
 import { graphQLUrlParams } from './graphql-url-params.ts';
 
 type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
@@ -49,10 +49,11 @@ const UNSUPPORTED_MEDIA_TYPE = {
 
 /**
  * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
- * answers the ordinary POSTs and GETs it can (graphql-fast-path.ts), and Yoga gets the rest, with the parsed
- * body (Yoga's own limiter halved throughput) and the request's identity. Requests Yoga would mishandle
- * are answered here: an Accept it cannot serve or a body it cannot read (graphql-media-types.ts),
- * URL-encoded parameters that are not JSON (graphql-url-params.ts).
+ * answers the ordinary POSTs and GETs it can in a regular JSON type (graphql-fast-path.ts), and Yoga
+ * gets the rest (streams included), with the parsed body (Yoga's own limiter halved throughput) and
+ * the request's identity. Requests Yoga would mishandle are answered here: an Accept it cannot serve
+ * or a body it cannot read (graphql-media-types.ts), URL-encoded parameters that are not JSON
+ * (graphql-url-params.ts).
  */
 export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, fastPath?: GraphQLFastPath) {
   const badRequest = (scope: RequestScope, message: string) =>
@@ -60,7 +61,8 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
 
   return async (scope: RequestScope): Promise<unknown> => {
     const { req, res } = scope;
-    if (!acceptsGraphQLAnswer(req.headers.accept)) return sendError(res, 'graphql', NOT_ACCEPTABLE);
+    const answer = graphQLNegotiation.answerFor(req.headers.accept);
+    if (answer === 'none') return sendError(res, 'graphql', NOT_ACCEPTABLE);
     if (req.method === 'POST') {
       const bodyKind = postBodyOf(req.headers['content-type']);
       if (!bodyKind) return sendError(res, 'graphql', UNSUPPORTED_MEDIA_TYPE);
@@ -80,7 +82,7 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
       }
       const parsed = parsedGraphQLBody(req.headers['content-type'], bytes);
       if (!parsed.ok) return badRequest(scope, parsed.message);
-      const answered = fastPath?.post(scope, parsed.body);
+      const answered = answer !== 'stream' && fastPath?.post(scope, parsed.body, answer);
       if (answered) return answered;
       // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`.
       (req as IncomingMessage & { body?: unknown }).body = parsed.body;
@@ -88,7 +90,7 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
     if (req.method === 'GET') {
       const url = graphQLUrlParams(scope.query);
       if (!url.ok) return badRequest(scope, url.message);
-      const answered = fastPath?.get(scope, url.params);
+      const answered = answer !== 'stream' && fastPath?.get(scope, url.params, answer);
       if (answered) return answered;
     }
     return yoga(req, res, { identity: scope });
