@@ -76,7 +76,7 @@ describe('readiness under a crowd of probes (no key needed, so anyone can send t
 });
 
 // The documents these limits refuse are inline on purpose: they break the limits, not the schema.
-describe('GraphQL query limits (GraphQL Armor's defaults)', () => {
+describe("GraphQL query limits (GraphQL Armor's defaults)", () => {
   it('refuses more than 15 aliases', async () => {
     const aliases = Array.from({ length: 16 }, (_, index) => `a${index}: pets(limit: 1) { id }`).join(' ');
     const response = await executeGraphQL(server, `{ ${aliases} }`);

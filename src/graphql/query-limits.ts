@@ -1,13 +1,25 @@
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createGraphQLError } from '@graphql-tools/utils';
-import type { GraphQLError } from 'graphql';
+import { type DocumentNode, type GraphQLError, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { operationShapes, type Shape } from './document-limits.ts';
-import { MAX_ERRORS } from './error-limit.ts';
+import { MAX_ERRORS, tooManyErrors } from './error-limit.ts';
+import { fieldOverlap } from './field-overlap.ts';
 import { knownOperationTypesRule } from './known-operation-types.ts';
 
-/** GraphQL Armor's defaults. */
-export const QUERY_LIMITS = { depth: 6, aliases: 15, directives: 50, tokens: 1000, cost: 5000 } as const;
+/**
+ * GraphQL Armor's defaults, and two of our own that bound graphql-js's validation: fragment
+ * definitions (its overlap rule compares fragments pairwise) and field overlap (see fieldOverlap).
+ */
+export const QUERY_LIMITS = {
+  depth: 6,
+  aliases: 15,
+  directives: 50,
+  tokens: 1000,
+  cost: 5000,
+  fragments: 50,
+  overlap: 10_000,
+} as const;
 
 /** Each limit on a document's shape: its code, and what a client reads when it is over. */
 const shapeLimits: { [K in keyof Shape]: { code: string; says: (found: number, limit: number) => string } } = {
@@ -46,6 +58,43 @@ function shapeProblem(shape: Shape): GraphQLError | undefined {
   return undefined;
 }
 
+const requestError = (message: string, extensions: Record<string, unknown>) =>
+  createGraphQLError(message, { extensions: { ...extensions, http: { status: 400, spec: true } } });
+
+/** The limits on what graphql-js's rules compare pairwise: fragments, then fields sharing a name. */
+function validationWorkProblem(document: DocumentNode): GraphQLError | undefined {
+  const fragments = document.definitions.filter(({ kind }) => kind === Kind.FRAGMENT_DEFINITION).length;
+  const { fragments: maxFragments, overlap: maxOverlap } = QUERY_LIMITS;
+  if (fragments > maxFragments) {
+    return requestError(`This document defines ${fragments} fragments; at most ${maxFragments} are allowed`, {
+      code: 'TOO_MANY_FRAGMENTS',
+      found: fragments,
+      limit: maxFragments,
+    });
+  }
+  const overlap = fieldOverlap(document);
+  if (overlap <= maxOverlap) return undefined;
+  const found = Math.min(Math.ceil(overlap), Number.MAX_SAFE_INTEGER);
+  return requestError(
+    `This document repeats response names too often: fields that share a name in one selection set ` +
+      `(fragments written inline) must be compared pair by pair; their overlap is ${found} (the square ` +
+      `of the fields under each repeated name), at most ${maxOverlap} is allowed. Ask for each field once`,
+    { code: 'TOO_MANY_OVERLAPPING_FIELDS', found, limit: maxOverlap },
+  );
+}
+
+/** graphql-js's own entries when it stops early get our code, like every other "too many" answer. */
+function withOurAbortEntries(errors: readonly GraphQLError[]): readonly GraphQLError[] {
+  const last = errors.at(-1);
+  if (errors.length > MAX_ERRORS && last?.message.startsWith('Too many validation errors')) {
+    return [...errors.slice(0, MAX_ERRORS), tooManyErrors()];
+  }
+  if (last?.message !== 'Validation aborted.') return errors;
+  // The overlap rule's own budget: our limits keep documents under it, this is the backstop.
+  const aborted = requestError('This document is too costly to validate', { code: 'VALIDATION_ABORTED' });
+  return [...errors.slice(0, -1), aborted];
+}
+
 /**
  * Refuses documents over the limits before graphql-js's rules (or any walk after them) run: their
  * shapes are worked out once per document, in time linear in its size, and stand in for GraphQL
@@ -58,9 +107,11 @@ const useShapeLimits = (): Plugin => ({
       const problem = shapeProblem(shape);
       if (problem) return setResult([problem]);
     }
+    const problem = validationWorkProblem(params.documentAST);
+    if (problem) return setResult([problem]);
     // graphql-js stops at maxErrors and adds one "Too many validation errors" entry.
     setValidationFn((schema, document, rules, options, typeInfo) =>
-      validateFn(schema, document, rules, { ...options, maxErrors: MAX_ERRORS }, typeInfo),
+      withOurAbortEntries(validateFn(schema, document, rules, { ...options, maxErrors: MAX_ERRORS }, typeInfo)),
     );
   },
 });
