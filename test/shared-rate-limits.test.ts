@@ -163,6 +163,35 @@ describe.skipIf(needs.skip)(needs.title('rate limits shared through Redis (REDIS
     });
   });
 
+  it('charges a GraphQL price across instances from both counters, and a refused price spends nothing', async () => {
+    // 5/s with bursts of 10: a price of 8 on one instance leaves 2; 9 on the other is refused, 1 is served.
+    await withFleet({ perKey: { rate: 5, burst: 10 }, authFailures: OFF }, async ({ servers, redis }) => {
+      const [first, second] = servers as [TestServer, TestServer];
+      const lists = (count: number) =>
+        `{ ${Array.from({ length: count }, (_, index) => `f${index}: pets(limit: 1) { id }`).join(' ')} }`;
+      const send = (server: TestServer, count: number) =>
+        server.request
+          .post('/graphql')
+          .set({ Authorization: `Bearer ${API_KEY}` })
+          .send({ query: lists(count) });
+      expect((await send(first, 8)).status).toBe(200);
+      const refused = await send(second, 9);
+      expect(refused.status).toBe(429);
+      expect(refused.body.errors?.[0]?.message).toMatch(/^This request costs 9 points/);
+      // The refused request paid its first point only: 1 is left, of the burst allowance (whatever second it is).
+      expect((await send(first, 1)).status).toBe(200);
+      // The burst allowance's count in Redis holds what was paid from it, never a refused price's points.
+      const admin = new Redis(redis.url, { lazyConnect: true });
+      try {
+        await admin.connect();
+        const [counter] = await admin.keys('petstore-gateway:rl-default-burst:*');
+        expect(Number(await admin.get(counter as string))).toBeLessThanOrEqual(5);
+      } finally {
+        admin.disconnect();
+      }
+    });
+  });
+
   it('while Redis is frozen (SIGSTOP) under load: no 5xx, p99 under 500 ms, each instance counts alone; shared again after SIGCONT', async () => {
     const perKey = { rate: 20, burst: 20 };
     await withFleet({ perKey, authFailures: OFF }, async ({ redis, servers, logs }) => {
