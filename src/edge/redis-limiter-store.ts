@@ -36,7 +36,8 @@ class LocalCounter extends RateLimiterMemory {
     this.#counted = counted;
   }
 
-  // The edge only ever consumes, so every check counted here passes through this one method.
+  // Every charge that spends goes through consume (reads and refunds spend nothing), so each
+  // check counted in memory passes through this one method.
   override consume(key: string | number, points?: number, options?: Options): Promise<RateLimiterRes> {
     this.#counted();
     return super.consume(key, points, options);
