@@ -49,8 +49,9 @@ describe('when a client adds a pet (POST /v1/pets)', () => {
     expect(fetched.body.name).toBe(name);
   });
 
-  it('then a name with quotes, a backslash, a slash and U+2028 comes back unchanged, from the create and the get', async () => {
-    const name = 'Rex "the \\ dog" </script> \u2028 ok';
+  // U+2028, which JSON allows and old JavaScript did not, is no longer a name's (pet-rules.ts refuses Zl).
+  it('then a name with quotes, a backslash, a slash and non-ASCII comes back unchanged, from the create and the get', async () => {
+    const name = 'Rex "the \\ dog" </script> é 🐕 ok';
     const pet = await rest.addPet({ name, categoryId: 1 });
     expect(pet.name).toBe(name);
     const fetched = await rest.getPet(pet.id);
