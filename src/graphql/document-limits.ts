@@ -2,11 +2,11 @@ import {
   type DirectiveNode,
   type DocumentNode,
   type FieldNode,
-  type FragmentDefinitionNode,
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { fragmentsOf } from './fragments.ts';
 
 /** What one selection set asks for once every fragment in it is written inline. */
 export interface Shape {
@@ -41,10 +41,7 @@ function multiplierOf(field: FieldNode): number {
  * of spreads doubling per level stays a large finite number, never a loop.
  */
 function createShaper(document: DocumentNode) {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
+  const fragments = fragmentsOf(document);
   /** A fragment's shape inside introspection or outside it, or null while it is being shaped (a cycle, which validation refuses). */
   const shaped = [new Map<string, Shape | null>(), new Map<string, Shape | null>()] as const;
 

@@ -1,4 +1,5 @@
-import { type DocumentNode, type FragmentDefinitionNode, Kind, type SelectionSetNode } from 'graphql';
+import { type DocumentNode, Kind, type SelectionSetNode } from 'graphql';
+import { fragmentsOf } from './fragments.ts';
 
 /** The fields one level of a selection set holds under each response name, with what they select. */
 interface Level {
@@ -41,10 +42,7 @@ function addLevel(into: Level, level: Level) {
  * two simple leaves (`id id`) cost the rule far less than two fields it must look into.
  */
 function measureOverlap(document: DocumentNode): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
+  const fragments = fragmentsOf(document);
   const levels = new Map<SelectionSetNode, Level>();
   /** A fragment's level, or null while it is being worked out (a cycle, which validation refuses). */
   const fragmentLevels = new Map<string, Level | null>();

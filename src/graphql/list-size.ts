@@ -20,6 +20,7 @@ import type { Plugin } from 'graphql-yoga';
 import { LIST_LIMIT } from '../pets/pet.ts';
 import { listLimitRule } from '../pets/pet-rules.ts';
 import { badUserInput } from './errors.ts';
+import { fragmentsOf } from './fragments.ts';
 
 /** A list field's size declaration, after the cost spec's `@listSize(slicingArguments:)`. */
 interface ListSize {
@@ -141,10 +142,7 @@ interface Prepared {
 }
 
 function prepare(document: DocumentNode, operation: OperationDefinitionNode): Prepared {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
+  const fragments = fragmentsOf(document);
   const defaults = new Map<string, ValueNode>();
   for (const definition of operation.variableDefinitions ?? []) {
     if (definition.defaultValue) defaults.set(definition.variable.name.value, definition.defaultValue);

@@ -1,7 +1,6 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import {
   type DocumentNode,
-  type FragmentDefinitionNode,
   type GraphQLError,
   getOperationAST,
   Kind,
@@ -12,6 +11,7 @@ import type { Plugin } from 'graphql-yoga';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import type { Context, RequestIdentity } from '../context.ts';
 import { ErrorCode } from './errors.ts';
+import { fragmentsOf } from './fragments.ts';
 
 /** What an operation needs before it may run: a scope (none: any key) and its price in rate-limit points. */
 export interface OperationPrice {
@@ -39,10 +39,7 @@ const isMetaField = (name: string) => name.startsWith('__');
  * price is known before the variables are.
  */
 function rootFieldCount(document: DocumentNode, operation: OperationDefinitionNode): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
+  const fragments = fragmentsOf(document);
   const keys = new Set<string>();
   const spread = new Set<string>();
   const pending: SelectionSetNode[] = [operation.selectionSet];
