@@ -60,10 +60,14 @@ function createPolicy(name: string, { rate, burst }: Rate, store: LimiterStore):
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
+/** The `RateLimit` field: what is left of the policy's quota, and when it is whole again. */
+const rateLimitField = (policy: Policy, remaining: number, msBeforeWhole: number) =>
+  `"${policy.name}";r=${remaining};t=${seconds(msBeforeWhole)}`;
+
 function rateLimitFields(policy: Policy, result: RateLimiterRes): Record<string, string> {
   return {
     'RateLimit-Policy': policy.policyField,
-    RateLimit: `"${policy.name}";r=${result.remainingPoints};t=${seconds(result.msBeforeNext)}`,
+    RateLimit: rateLimitField(policy, result.remainingPoints, result.msBeforeNext),
   };
 }
 
@@ -112,10 +116,7 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
 
   function setRateLimitFields(policy: Policy, request: ChargedRequest, result: RateLimiterRes): undefined {
     request.setResponseHeader('RateLimit-Policy', policy.policyField);
-    request.setResponseHeader(
-      'RateLimit',
-      `"${policy.name}";r=${result.remainingPoints};t=${seconds(result.msBeforeNext)}`,
-    );
+    request.setResponseHeader('RateLimit', rateLimitField(policy, result.remainingPoints, result.msBeforeNext));
     return undefined;
   }
 
@@ -143,14 +144,14 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
         new RateLimiterRes(0, balance?.steadyMs ?? 1000),
         `${head} an API key may spend in one second (${perKey.burst}): send it as several smaller requests`,
       );
-      if (balance) answer.headers.RateLimit = `"${policy.name}";r=${balance.steadyLeft};t=${seconds(balance.steadyMs)}`;
+      if (balance) answer.headers.RateLimit = rateLimitField(policy, balance.steadyLeft, balance.steadyMs);
       else delete answer.headers.RateLimit;
       return answer;
     }
     const { steadyLeft, burstLeft, steadyMs, burstMs } = balance;
     const retryMs = cost <= policy.rate + burstLeft ? steadyMs : Math.max(steadyMs, burstMs);
     const answer = refusal(policy, new RateLimiterRes(0, retryMs), `${head} this API key has left now`);
-    answer.headers.RateLimit = `"${policy.name}";r=${steadyLeft};t=${seconds(steadyMs)}`;
+    answer.headers.RateLimit = rateLimitField(policy, steadyLeft, steadyMs);
     return answer;
   }
 

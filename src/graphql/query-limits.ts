@@ -43,23 +43,24 @@ const shapeLimits: { [K in keyof Shape]: { code: string; says: (found: number, l
 
 /**
  * A refusal before anything runs, so a request error: 400 under application/graphql-response+json,
- * 200 under application/json, as Yoga answers validation errors. Figures past 2^53 are not exact anyway.
+ * 200 under application/json, as Yoga answers validation errors.
  */
+const requestError = (message: string, extensions: Record<string, unknown>) =>
+  createGraphQLError(message, { extensions: { ...extensions, http: { status: 400, spec: true } } });
+
+/** A measured figure as a client reads it: whole, and past 2^53 not exact anyway. */
+const reported = (figure: number) => Math.min(Math.ceil(figure), Number.MAX_SAFE_INTEGER);
+
 function shapeProblem(shape: Shape): GraphQLError | undefined {
   for (const key of Object.keys(shapeLimits) as (keyof Shape)[]) {
     const limit = QUERY_LIMITS[key];
     if (shape[key] <= limit) continue;
-    const found = Math.min(Math.ceil(shape[key]), Number.MAX_SAFE_INTEGER);
+    const found = reported(shape[key]);
     const { code, says } = shapeLimits[key];
-    return createGraphQLError(`${says(found, limit)} (fragments count each time they are spread)`, {
-      extensions: { code, found, limit, http: { status: 400, spec: true } },
-    });
+    return requestError(`${says(found, limit)} (fragments count each time they are spread)`, { code, found, limit });
   }
   return undefined;
 }
-
-const requestError = (message: string, extensions: Record<string, unknown>) =>
-  createGraphQLError(message, { extensions: { ...extensions, http: { status: 400, spec: true } } });
 
 /** The limits on what graphql-js's rules compare pairwise: fragments, then fields sharing a name. */
 function validationWorkProblem(document: DocumentNode): GraphQLError | undefined {
@@ -74,7 +75,7 @@ function validationWorkProblem(document: DocumentNode): GraphQLError | undefined
   }
   const overlap = fieldOverlap(document);
   if (overlap <= maxOverlap) return undefined;
-  const found = Math.min(Math.ceil(overlap), Number.MAX_SAFE_INTEGER);
+  const found = reported(overlap);
   return requestError(
     `This document repeats response names too often: fields that share a name in one selection set ` +
       `(fragments written inline) must be compared pair by pair; their overlap is ${found} (the square ` +
@@ -122,9 +123,9 @@ const tokenLimit = () =>
     n: QUERY_LIMITS.tokens,
     onReject: [
       () => {
-        throw createGraphQLError(
+        throw requestError(
           `This document has more than ${QUERY_LIMITS.tokens} tokens; at most ${QUERY_LIMITS.tokens} are allowed`,
-          { extensions: { code: 'TOO_MANY_TOKENS', limit: QUERY_LIMITS.tokens, http: { status: 400, spec: true } } },
+          { code: 'TOO_MANY_TOKENS', limit: QUERY_LIMITS.tokens },
         );
       },
     ],
