@@ -25,8 +25,8 @@ interface BufferWriter {
  * The service's log destination: lines gather as UTF-8 in one 256 KB buffer, written with one
  * synchronous write when it is full, at least every 100 ms, and at exit. A synchronous write is
  * never in flight when the process exits, so no line is lost then (an asynchronous one started at
- * exit never ran). Under load every write costs the main thread 30-55 µs on our VM, even to
- * /dev/null, so a batch holds about a thousand access lines (README, decisions). The buffer is
+ * exit never ran). Under load every write has a fixed cost to the main thread, even to /dev/null,
+ * so a batch holds about a thousand access lines (docs/benchmarks.md). The buffer is
  * reused: a write that returned has written it all.
  */
 export class LogBatch implements DestinationStream {

@@ -2,8 +2,8 @@ import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 
 /**
- * Past this many pets the embedded FerretDB answers a get in over ~100 ms at p99 even for one
- * client (it scans every document per query; `npm run bench` measures the curve): time for MongoDB.
+ * Past this many pets the embedded FerretDB answers a get too slowly even for one client (it scans
+ * every document per query; docs/benchmarks.md has the curve): time for MongoDB.
  */
 export const EMBEDDED_PETS_LIMIT = 5_000;
 const CHECK_EVERY_MS = 15 * 60 * 1000;

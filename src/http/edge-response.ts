@@ -34,8 +34,8 @@ function merged(early: OutgoingHttpHeader[], own: HeaderList | undefined): Outgo
  * The ServerResponse of our servers (createHttpServer hands it to node:http). Headers decided
  * before there is an answer (the request id, nosniff, the cache policy, the rate-limit fields) wait
  * here and go out in the answer's one writeHead, beside its own. Through setHeader, each was
- * validated, lower-cased and stored, then merged header by header into writeHead's: about 9 µs of
- * a REST get's own time on this VM (README, decisions). A header set later replaces an early one of
+ * validated, lower-cased and stored, then merged header by header into writeHead's: a measurable
+ * share of a REST get's own time (docs/benchmarks.md). A header set later replaces an early one of
  * the same name, as setHeader would; once anything used setHeader, Node merges one by one anyway.
  * getHeader does not see early headers: nothing of ours reads its own response's headers back.
  */

@@ -8,8 +8,8 @@ export const OPENAPI_JSON_FILE = fileURLToPath(new URL('../../schema/openapi.jso
 
 /**
  * The committed REST contract, read once; the service serves it and the tests validate against it.
- * Read from its JSON copy (a drift test keeps it equal to the YAML): a YAML parser at run time
- * would cost the service process 9 MB of memory for one parse at start.
+ * Read from its JSON copy (a drift test keeps it equal to the YAML): loading a YAML parser at run
+ * time would cost the service's memory for one parse at start (docs/benchmarks.md).
  */
 export function loadOpenApiDocument(): Record<string, unknown> {
   return JSON.parse(readFileSync(OPENAPI_JSON_FILE, 'utf8')) as Record<string, unknown>;

@@ -40,7 +40,7 @@ function computeBuildKey(): string {
 
 const withoutSourceMapComment = (text: string) => text.replace(/\/[*/]# sourceMappingURL=\S+(\s*\*\/)?\s*$/, '');
 
-/** Imported here only: the module is a 9 MB string that costs 47 MB of RSS to whoever imports it. */
+/** Imported here only: the module is one huge string, costly in memory to whoever imports it (docs/benchmarks.md). */
 async function graphiqlSources(): Promise<AssetSource[]> {
   const bundle = await import('@graphql-yoga/render-graphiql/graphiql');
   const favicon = Buffer.from(bundle.favicon.slice(bundle.favicon.indexOf(',') + 1), 'base64');

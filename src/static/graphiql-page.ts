@@ -24,7 +24,7 @@ const KEY_HINT_STYLE = `<style>
     </style>`;
 
 /**
- * The page Yoga's renderGraphiQL writes, minus the 9 MB it inlines: the bundle, its CSS and Monaco's
+ * The page Yoga's renderGraphiQL writes, minus the bundle it inlines: the bundle, its CSS and Monaco's
  * workers are hashed files, and the boot script calls the same renderYogaGraphiQL with the options
  * Yoga passes (title, defaultQuery, headers, shouldPersistHeaders) plus the endpoint.
  */

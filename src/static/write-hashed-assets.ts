@@ -14,8 +14,8 @@ export interface AssetSource {
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 
-// Quality 11 of the 9 MB GraphiQL bundle: 1.89 MB against 2.07 MB at quality 9, for ~8 s on 2 cores
-// (zlib's async calls run on the libuv pool, so files compress in parallel). Built once, served forever.
+// The highest quality: slow to build, but built once and served forever (docs/benchmarks.md).
+// zlib's async calls run on the libuv pool, so files compress in parallel.
 const BROTLI_QUALITY = 11;
 // A variant that saves less than this is not worth a second representation (PNGs, for instance).
 const MIN_SAVING = 0.05;
