@@ -89,10 +89,18 @@ export class LogBatch implements DestinationStream {
   }
 }
 
+const batches = new WeakMap<Logger, LogBatch>();
+
+/** The batch a logger from createLogger writes into: the access log builds its lines into it itself. */
+export const logBatchOf = (logger: Logger): LogBatch | undefined => batches.get(logger);
+
 /** The service's JSON logger: lines written in batches, at least every 100 ms, and whatever is left at exit. */
 export function createLogger(level: string, destination: string | number = 1, options?: ServiceLoggerOptions): Logger {
   // A path is opened now, not asynchronously: a process that exits at once still leaves its lines.
   const fd = typeof destination === 'string' ? openSync(destination, 'a') : destination;
   const writer = pino.destination({ fd, sync: true, contentMode: 'buffer' }) as unknown as BufferWriter;
-  return pino(loggerOptions(level, options), new LogBatch(writer));
+  const batch = new LogBatch(writer);
+  const logger = pino(loggerOptions(level, options), batch);
+  batches.set(logger, batch);
+  return logger;
 }

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ACCESS_LINES_HELD_BACK, createAccessLog } from '../src/edge/access-log.ts';
 import type { RequestScope } from '../src/http/request-scope.ts';
 import { createLogger, LOG_BATCH_BYTES, LOG_BATCH_INTERVAL_MS } from '../src/logger.ts';
@@ -34,6 +35,37 @@ const withoutTimes = ({ time, ms, ...rest }: Record<string, unknown>): Record<st
   time: typeof time,
   ms: typeof ms,
 });
+
+const directory = mkdtempSync(join(tmpdir(), 'access-log-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+const linesOf = (file: string): LogLine[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LogLine);
+
+/** The service's logger (createLogger) into a file of its own; `written` flushes its batch and reads it. */
+function fileLogger(name = `${randomUUID()}.log`) {
+  const file = join(directory, name);
+  const logger = createLogger('info', file);
+  const written = (): LogLine[] => {
+    logger.flush();
+    return linesOf(file);
+  };
+  return { logger, file, written };
+}
+
+/** Where the access log goes: the service's own batch (lines built as bytes) and any other (pino writes them). */
+const DESTINATIONS = [
+  ["the service's own batch", () => fileLogger()],
+  [
+    'another pino destination',
+    () => {
+      const { logger, lines } = capturingLogger();
+      return { logger, written: () => lines };
+    },
+  ],
+] as const;
 
 describe('the access log', () => {
   it('writes one line per request on the real service: level, time, request id, method, URL, status, ms, key', async () => {
@@ -90,36 +122,55 @@ describe('the access log', () => {
     ]);
   });
 
-  it.each([
-    ['a plain request', scopeOf('/v1/pets/7', 200, true, { keyId: 'k1' })],
-    ['a URL with quotes, backslashes and non-ASCII', scopeOf('/v1/pets/"x"\\y?name=Rex%20ü\u2028', 404, true)],
-    [
-      'a request by document id',
+  it.each(DESTINATIONS)('writes the line pino would write for the same fields, into %s', (_into, open) => {
+    const scopes = [
+      scopeOf('/v1/pets/7', 200, true, { keyId: 'k1' }),
+      scopeOf('/v1/pets/"x"\\y?name=Rex%20ü\u2028', 404, true),
       scopeOf('/graphql', 200, true, { keyId: 'k2', documentId: `sha256:${'a'.repeat(64)}` }),
-    ],
-    ['a 401, with its client address', scopeOf('/v1/pets', 401, true, { clientAddress: '203.0.113.7' })],
-    ['a 429, with its client address', scopeOf('/graphql', 429, true, { keyId: 'k3', clientAddress: '2001:db8::1' })],
-  ])('writes the line pino would write for the same fields: %s', (_name, scope) => {
-    const { logger: own, lines: written } = capturingLogger();
-    createAccessLog(own)(scope, performance.now());
-    own.info(
-      {
-        reqId: scope.id,
-        method: scope.req.method,
-        url: scope.req.url,
-        status: scope.res.statusCode,
-        ms: 1.3,
-        keyId: scope.keyId || undefined,
-        documentId: scope.documentId || undefined,
-        clientAddress: scope.clientAddress || undefined,
-      },
-      'request',
-    );
-    expect(written).toHaveLength(2);
-    const [ours, pinos] = written.map((line) => withoutTimes(line));
-    expect(ours).toEqual(pinos);
-    // Same keys in the same order, so a reader of the raw lines sees no difference either.
-    expect(Object.keys(written[0] ?? {})).toEqual(Object.keys(written[1] ?? {}));
+      scopeOf('/v1/pets', 401, true, { clientAddress: '203.0.113.7' }),
+      scopeOf('/graphql', 429, true, { keyId: 'k3', clientAddress: '2001:db8::1' }),
+      scopeOf('/v1/pets', 200, false),
+    ];
+    const { logger: own, written } = open();
+    const accessLog = createAccessLog(own);
+    for (const scope of scopes) {
+      accessLog(scope, performance.now());
+      own.flush();
+      own.info(
+        {
+          reqId: scope.id,
+          method: scope.req.method,
+          url: scope.req.url,
+          status: scope.res.writableFinished ? scope.res.statusCode : undefined,
+          ms: 1.3,
+          keyId: scope.keyId || undefined,
+          documentId: scope.documentId || undefined,
+          clientAddress: scope.clientAddress || undefined,
+        },
+        scope.res.writableFinished ? 'request' : 'client closed the connection before the response',
+      );
+    }
+    const lines = written();
+    expect(lines).toHaveLength(2 * scopes.length);
+    for (let index = 0; index < lines.length; index += 2) {
+      const [ours, pinos] = [lines[index], lines[index + 1]] as [LogLine, LogLine];
+      expect(withoutTimes(ours)).toEqual(withoutTimes(pinos));
+      // Same keys in the same order, so a reader of the raw lines sees no difference either.
+      expect(Object.keys(ours)).toEqual(Object.keys(pinos));
+      expect(Math.abs((ours.time as number) - (pinos.time as number))).toBeLessThan(1_000);
+    }
+  });
+
+  it("builds the line itself into the service's own batch, and leaves any other destination to pino", () => {
+    const { logger: service, written } = fileLogger('built.log');
+    const { logger: other, lines: captured } = capturingLogger();
+    const [serviceInfo, otherInfo] = [vi.spyOn(service, 'info'), vi.spyOn(other, 'info')];
+    createAccessLog(service)(scopeOf('/v1/pets', 200, true), performance.now());
+    createAccessLog(other)(scopeOf('/v1/pets', 200, true), performance.now());
+    service.flush();
+    expect(serviceInfo).not.toHaveBeenCalled();
+    expect(otherInfo).toHaveBeenCalledTimes(1);
+    expect([written()[0]?.url, captured[0]?.url]).toEqual(['/v1/pets', '/v1/pets']);
   });
 
   it('names the client address on 401 and 429 lines only: a key-guessing run can be traced to its source', async () => {
@@ -153,22 +204,20 @@ describe('the access log', () => {
     expect(written[0]).not.toHaveProperty('status');
   });
 
-  it('carries the trace ids it is given, first, as pino would with the same fields', () => {
-    const { logger: own, lines: written } = capturingLogger();
-    const trace = { trace_id: 'a'.repeat(32), span_id: 'b'.repeat(16), trace_flags: '01' };
-    createAccessLog(own)(scopeOf('/v1/pets', 200, true), performance.now(), trace);
-    expect(written).toEqual([expect.objectContaining({ ...trace, reqId: 'req-1', status: 200 })]);
-    expect(Object.keys(written[0] ?? {}).slice(0, 8)).toEqual([
-      'level',
-      'time',
-      'pid',
-      'hostname',
-      'trace_id',
-      'span_id',
-      'trace_flags',
-      'reqId',
-    ]);
-  });
+  it.each(DESTINATIONS)(
+    'carries the trace ids it is given, after the bindings, as pino would, into %s',
+    (_into, open) => {
+      const { logger: own, written } = open();
+      const trace = { trace_id: 'a'.repeat(32), span_id: 'b'.repeat(16), trace_flags: '01' };
+      createAccessLog(own)(scopeOf('/v1/pets', 200, true), performance.now(), trace);
+      own.flush();
+      own.info({ ...trace, reqId: 'req-1', method: 'GET', url: '/v1/pets', status: 200, ms: 1.3 }, 'request');
+      const [ours, pinos] = written() as [LogLine, LogLine];
+      expect(ours).toEqual(expect.objectContaining({ ...trace, reqId: 'req-1', status: 200 }));
+      expect(withoutTimes(ours)).toEqual(withoutTimes(pinos));
+      expect(Object.keys(ours)).toEqual(Object.keys(pinos));
+    },
+  );
 
   it('writes nothing when the logger is above info', () => {
     const { logger: quiet, lines: written } = capturingLogger('warn');
@@ -178,14 +227,6 @@ describe('the access log', () => {
 });
 
 describe("the access log into the service's own destination, lines built together", () => {
-  const directory = mkdtempSync(join(tmpdir(), 'access-log-'));
-  afterAll(() => rmSync(directory, { recursive: true, force: true }));
-  const linesOf = (file: string): LogLine[] =>
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as LogLine);
-
   it("keeps every line in its place among the logger's others, each the line pino would write", async () => {
     const file = join(directory, 'order.log');
     const logger = createLogger('info', file);
