@@ -1,9 +1,10 @@
 import type { Page, Request, Response } from 'playwright-core';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { startServiceProcess } from '../scripts/service-process.ts';
 import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { PET_STATUSES, type Pet, type PetStatus } from './support/rest-types.ts';
-import { API_KEY, useTestServer } from './support/test-server.ts';
+import { API_KEY, uniqueDbName, useTestServer } from './support/test-server.ts';
 
 describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
   const server = useTestServer();
@@ -114,5 +115,78 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
     const names = (await rest.storedPets()).map((pet) => pet.name).filter((name) => !name.startsWith('Docs Rex'));
     expect(names).toEqual(['Docs Tom', 'Docs Jerry', 'Docs Spike']);
     clean();
+  });
+});
+
+const FIRST_SCREEN = { width: 1280, height: 720 };
+
+describe.skipIf(SKIP_BROWSER)(browserSuite("A newcomer's start, then the REST reference"), () => {
+  const browser = useBrowser();
+
+  it('opens at localhost with the development key authorized: the first Execute of GET /pets answers 200', {
+    timeout: 120_000,
+  }, async () => {
+    // No API_KEYS and no issued key on a loopback HOST: the service makes a development key.
+    const service = await startServiceProcess({
+      via: 'node',
+      echo: 'none',
+      env: { API_KEYS: '', MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('docs-newcomer') },
+    });
+    try {
+      const page = await browser().newPage({ viewport: FIRST_SCREEN });
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(error.message));
+      const loaded = await page.goto(`http://localhost:${new URL(service.origin).port}/v1/docs`);
+      expect(loaded?.headers()['cache-control']).toBe('no-store');
+      const authorize = page.locator('.scheme-container button.authorize');
+      await expect.poll(() => authorize.getAttribute('class'), { timeout: 20_000 }).toMatch(/(^|\s)locked(\s|$)/);
+      // Authorize is on the first screen: the introduction is folded after its first paragraph.
+      const box = await authorize.boundingBox();
+      expect(box && box.y + box.height).toBeLessThanOrEqual(FIRST_SCREEN.height);
+      await saveScreenshot(page, 'api-docs-first-screen.png');
+      // The rest of the introduction is one click away.
+      const pagination = page.locator('.info .description h2', { hasText: 'Pagination' });
+      expect(await pagination.isVisible()).toBe(false);
+      await page.locator('button.intro-toggle').click();
+      await expect.poll(() => pagination.isVisible()).toBe(true);
+
+      const listPets = page.locator('#operations-pets-listPets');
+      await listPets.locator('.opblock-summary').first().click();
+      const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/pets');
+      await listPets.locator('button.execute').click();
+      const response = await answered;
+      expect(response.status()).toBe(200);
+      expect(response.request().headers().authorization).toMatch(/^Bearer dev_[A-Za-z0-9_-]{32}$/);
+      await saveScreenshot(page, 'api-docs-newcomer.png');
+      expect(problems).toEqual([]);
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
+  });
+
+  it('with API_KEYS set, the page at localhost authorizes nothing and the first Execute answers 401', {
+    timeout: 120_000,
+  }, async () => {
+    const service = await startServiceProcess({
+      via: 'node',
+      echo: 'none',
+      env: { API_KEYS: API_KEY, MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('docs-keys') },
+    });
+    try {
+      const page = await browser().newPage({ viewport: FIRST_SCREEN });
+      const loaded = await page.goto(`http://localhost:${new URL(service.origin).port}/v1/docs`);
+      expect(loaded?.headers()['cache-control']).toBe('no-cache');
+      expect(await loaded?.text()).not.toContain('"authorize"');
+      const authorize = page.locator('.scheme-container button.authorize');
+      await expect.poll(() => authorize.isVisible(), { timeout: 20_000 }).toBe(true);
+      expect(await authorize.getAttribute('class')).toMatch(/(^|\s)unlocked(\s|$)/);
+      const listPets = page.locator('#operations-pets-listPets');
+      await listPets.locator('.opblock-summary').first().click();
+      const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/pets');
+      await listPets.locator('button.execute').click();
+      expect((await answered).status()).toBe(401);
+    } finally {
+      expect(await service.stop()).toBe(0);
+    }
   });
 });

@@ -31,23 +31,33 @@ const portOf = (service: ServiceProcess) => new URL(service.origin).port;
 const generatedKey = (service: ServiceProcess) =>
   logEntries<{ msg: string; apiKey?: string }>(service.log).find((line) => line.apiKey !== undefined)?.apiKey;
 
-/** GraphiQL as a browser asks for it, sent to the service's port with this Host header. */
-async function graphiqlFor(service: ServiceProcess, host: string, headers: Record<string, string> = {}) {
-  const response = await rawRequest(`http://127.0.0.1:${portOf(service)}/graphql`, {
+/** The two pages that may hold the key: GraphiQL and the REST reference (Swagger UI). */
+const PAGES = ['/graphql', '/v1/docs'] as const;
+type PagePath = (typeof PAGES)[number];
+
+/** A page as a browser asks for it, sent to the service's port with this Host header. */
+async function pageFor(service: ServiceProcess, path: PagePath, host: string, headers: Record<string, string> = {}) {
+  const response = await rawRequest(`http://127.0.0.1:${portOf(service)}${path}`, {
     headers: { Accept: 'text/html', Host: host, ...headers },
   });
   return { status: response.status, cacheControl: response.headers['cache-control'], page: response.body.toString() };
 }
 
+/** How each page says it holds no key: GraphiQL shows how to set one; the REST reference authorizes nothing. */
+const holdsNoKey = (path: PagePath, page: string) =>
+  path === '/graphql'
+    ? page.includes('class="key-hint"')
+    : page.includes('id="api-docs-config"') && !page.includes('"authorize"');
+
 /** The same request over HTTP/1.0, as nginx's proxy_pass sends it by default. */
-function graphiqlOverHttp10(service: ServiceProcess, host: string): Promise<string> {
+function pageOverHttp10(service: ServiceProcess, path: PagePath, host: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(portOf(service)), '127.0.0.1');
     let answer = '';
     socket.on('data', (chunk) => (answer += chunk.toString()));
     socket.on('end', () => resolve(answer));
     socket.on('error', reject);
-    socket.write(`GET /graphql HTTP/1.0\r\nHost: ${host}\r\nAccept: text/html\r\n\r\n`);
+    socket.write(`GET ${path} HTTP/1.0\r\nHost: ${host}\r\nAccept: text/html\r\n\r\n`);
   });
 }
 
@@ -61,50 +71,55 @@ describe('the development key', () => {
     expect(listed.status).toBe(200);
   });
 
-  it('then GraphiQL asked for as localhost, 127.x or [::1] holds it, on a page never stored', async () => {
+  it('then GraphiQL and the REST reference asked for as localhost, 127.x or [::1] hold it, on pages never stored', async () => {
     const service = await startWithoutKeys();
     const key = generatedKey(service) as string;
-    for (const host of [
-      `localhost:${portOf(service)}`,
-      'LOCALHOST',
-      `127.0.0.1:${portOf(service)}`,
-      '127.1.2.3',
-      '[::1]:80',
-    ]) {
-      const { status, cacheControl, page } = await graphiqlFor(service, host);
-      expect(status, host).toBe(200);
-      expect(page, host).toContain(`Bearer ${key}`);
-      expect(cacheControl, host).toBe('no-store');
+    for (const path of PAGES) {
+      for (const host of [
+        `localhost:${portOf(service)}`,
+        'LOCALHOST',
+        `127.0.0.1:${portOf(service)}`,
+        '127.1.2.3',
+        '[::1]:80',
+      ]) {
+        const { status, cacheControl, page } = await pageFor(service, path, host);
+        expect(status, `${path} ${host}`).toBe(200);
+        expect(page, `${path} ${host}`).toContain(path === '/graphql' ? `Bearer ${key}` : `"key":"${key}"`);
+        expect(cacheControl, `${path} ${host}`).toBe('no-store');
+      }
     }
   });
 
-  it('then GraphiQL asked for by another name, through a proxy or over HTTP/1.0 does not hold it', async () => {
-    const service = await startWithoutKeys();
-    const key = generatedKey(service) as string;
-    const local = `localhost:${portOf(service)}`;
-    const withoutKey = [
-      // DNS rebinding: a name of the attacker's resolved to 127.0.0.1; a reverse proxy passing Host on.
-      await graphiqlFor(service, 'evil.example'),
-      await graphiqlFor(service, `evil.example:${portOf(service)}`),
-      await graphiqlFor(service, 'localhost.evil.example'),
-      await graphiqlFor(service, '127.0.0.1.evil.example'),
-      await graphiqlFor(service, '[::1].evil.example'),
-      // A proxy on this host that rewrites Host to the upstream's still says it forwarded.
-      await graphiqlFor(service, local, { 'X-Forwarded-For': '203.0.113.9' }),
-      await graphiqlFor(service, local, { Forwarded: 'for=203.0.113.9' }),
-      await graphiqlFor(service, local, { Via: '1.1 proxy' }),
-      await graphiqlFor(service, local, { 'X-Real-IP': '203.0.113.9' }),
-    ];
-    for (const { status, page, cacheControl } of withoutKey) {
-      expect(status).toBe(200);
-      expect(page).not.toContain(key);
-      expect(page).toContain('class="key-hint"');
-      expect(cacheControl).toBe('no-cache');
-    }
-    const http10 = await graphiqlOverHttp10(service, local);
-    expect(http10).toMatch(/^HTTP\/1\.1 200/);
-    expect(http10).not.toContain(key);
-  });
+  it.each(PAGES)(
+    'then %s asked for by another name, through a proxy or over HTTP/1.0 does not hold it',
+    async (path) => {
+      const service = await startWithoutKeys();
+      const key = generatedKey(service) as string;
+      const local = `localhost:${portOf(service)}`;
+      const withoutKey = [
+        // DNS rebinding: a name of the attacker's resolved to 127.0.0.1; a reverse proxy passing Host on.
+        await pageFor(service, path, 'evil.example'),
+        await pageFor(service, path, `evil.example:${portOf(service)}`),
+        await pageFor(service, path, 'localhost.evil.example'),
+        await pageFor(service, path, '127.0.0.1.evil.example'),
+        await pageFor(service, path, '[::1].evil.example'),
+        // A proxy on this host that rewrites Host to the upstream's still says it forwarded.
+        await pageFor(service, path, local, { 'X-Forwarded-For': '203.0.113.9' }),
+        await pageFor(service, path, local, { Forwarded: 'for=203.0.113.9' }),
+        await pageFor(service, path, local, { Via: '1.1 proxy' }),
+        await pageFor(service, path, local, { 'X-Real-IP': '203.0.113.9' }),
+      ];
+      for (const { status, page, cacheControl } of withoutKey) {
+        expect(status).toBe(200);
+        expect(page).not.toContain(key);
+        expect(holdsNoKey(path, page)).toBe(true);
+        expect(cacheControl).toBe('no-cache');
+      }
+      const http10 = await pageOverHttp10(service, path, local);
+      expect(http10).toMatch(/^HTTP\/1\.1 200/);
+      expect(http10).not.toContain(key);
+    },
+  );
 
   it('when the service listens on 0.0.0.0, then no key is generated and GraphiQL holds none', async () => {
     const service = await startWithoutKeys({ HOST: '0.0.0.0' });
@@ -115,8 +130,10 @@ describe('the development key', () => {
     expect(messages).toContain(
       'no API key can authenticate: set API_KEYS, or issue one with `npm run keys -- create NAME`',
     );
-    const { page } = await graphiqlFor(service, `localhost:${portOf(service)}`);
-    expect(page).toContain('class="key-hint"');
+    for (const path of PAGES) {
+      const { page } = await pageFor(service, path, `localhost:${portOf(service)}`);
+      expect(holdsNoKey(path, page), path).toBe(true);
+    }
     expect((await fetch(`http://127.0.0.1:${portOf(service)}/v1/pets`)).status).toBe(401);
   });
 
@@ -128,8 +145,10 @@ describe('the development key', () => {
     const service = await startWithoutKeys({ MONGODB_DB: dbName });
     expect(generatedKey(service)).toBeUndefined();
     expect(service.log.join('\n')).not.toContain('dev_');
-    const { page } = await graphiqlFor(service, `localhost:${portOf(service)}`);
-    expect(page).toContain('class="key-hint"');
+    for (const path of PAGES) {
+      const { page } = await pageFor(service, path, `localhost:${portOf(service)}`);
+      expect(holdsNoKey(path, page), path).toBe(true);
+    }
     expect((await fetch(`${service.origin}/v1/pets`, { headers: { Authorization: `Bearer ${issued}` } })).status).toBe(
       200,
     );

@@ -1,7 +1,7 @@
 // Starts Swagger UI from options in a JSON element, so the page carries no inline script and its
 // Content-Security-Policy can allow scripts from 'self' only. Loaded before the Swagger UI bundle.
 (() => {
-  const options = JSON.parse(document.getElementById('api-docs-config').textContent);
+  const config = JSON.parse(document.getElementById('api-docs-config').textContent);
 
   /** A random UUID (v4); crypto.randomUUID exists only in secure contexts, a plain-http deployment is not one. */
   const randomKey = () => {
@@ -22,8 +22,39 @@
     return request;
   };
 
+  // The introduction shows its first paragraph (how to authenticate) and folds the rest behind a
+  // button, so that Authorize and the operations are on the first screen (Swagger UI's plugin API).
+  const FoldedIntroduction = {
+    wrapComponents: {
+      InfoContainer:
+        (Original, { React }) =>
+        (props) => {
+          const [open, setOpen] = React.useState(false);
+          const toggle = React.createElement(
+            'button',
+            { type: 'button', className: 'intro-toggle', 'aria-expanded': open, onClick: () => setOpen(!open) },
+            open ? 'Fold the introduction' : 'Read the whole introduction: pagination, routing, headers, limits',
+          );
+          const original = React.createElement(Original, props);
+          return React.createElement('div', { className: open ? 'intro' : 'intro folded' }, original, toggle);
+        },
+    },
+  };
+
+  // The development key (a browser on this machine, and only then) is authorized as if typed into
+  // Authorize, so the first Execute answers 200.
+  const onComplete = () => {
+    if (config.authorize) window.ui.preauthorizeApiKey(config.authorize.scheme, config.authorize.key);
+  };
+
   const render = () => {
-    window.ui = SwaggerUIBundle({ ...options, requestInterceptor, dom_id: '#swagger-ui' });
+    window.ui = SwaggerUIBundle({
+      ...config.swagger,
+      plugins: [FoldedIntroduction],
+      requestInterceptor,
+      onComplete,
+      dom_id: '#swagger-ui',
+    });
   };
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', render);
   else render();

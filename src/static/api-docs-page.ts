@@ -6,11 +6,25 @@ export interface ApiDocsPageOptions {
   /** Where the service serves its OpenAPI document; the contract's relative `servers` resolve from it. */
   openApiUrl: string;
   title: string;
+  /** The development key, authorized before the first Execute; the page is then never stored. */
+  developmentKey?: string;
 }
+
+/** The contract's security scheme for the bearer key (schema/openapi.yaml, components.securitySchemes). */
+const BEARER_SCHEME = 'bearerAuth';
+
+// The boot script folds the contract's long introduction after its first paragraph, so the
+// Authorize button and the operations are on the first screen.
+const FOLD_STYLE = `<style>
+      .swagger-ui .intro.folded .info .description > div > :not(:first-child) { display: none; }
+      .swagger-ui .intro-toggle { margin: -28px 0 24px; padding: 4px 10px; font: 600 13px sans-serif;
+        color: #3b4151; background: #f7f7f7; border: 1px solid #d8dde7; border-radius: 4px; cursor: pointer; }
+    </style>`;
 
 /**
  * Swagger UI, offline: the served contract, an Authorize button for the bearer key, Try it out on.
- * api-docs-boot.js adds what JSON cannot carry: a fresh Idempotency-Key for each Execute of a create.
+ * api-docs-boot.js adds what JSON cannot carry: a fresh Idempotency-Key for each Execute of a create,
+ * the development key authorized through Swagger UI's preauthorizeApiKey, the folded introduction.
  */
 export function createApiDocsPage(options: ApiDocsPageOptions): HtmlPage {
   const url = (name: string) => assetUrl(options.manifest, name);
@@ -25,21 +39,27 @@ export function createApiDocsPage(options: ApiDocsPageOptions): HtmlPage {
     queryConfigEnabled: false,
     displayRequestDuration: true,
   };
-  return createHtmlPage(`<!doctype html>
+  const config = {
+    swagger: swaggerOptions,
+    ...(options.developmentKey && { authorize: { scheme: BEARER_SCHEME, key: options.developmentKey } }),
+  };
+  const html = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
     <title>${escapeHtml(options.title)}</title>
     <link rel="icon" href="${url('swagger-favicon.png')}" />
     <link rel="stylesheet" href="${url('swagger-ui.css')}" />
+    ${FOLD_STYLE}
   </head>
   <body>
     <noscript>You need to enable JavaScript to read and try the API here.</noscript>
     <div id="swagger-ui"></div>
-    <script id="api-docs-config" type="application/json">${jsonForScript(swaggerOptions)}</script>
+    <script id="api-docs-config" type="application/json">${jsonForScript(config)}</script>
     <script src="${url('api-docs-boot.js')}"></script>
     <script src="${url('swagger-ui-bundle.js')}"></script>
   </body>
 </html>
-`);
+`;
+  return createHtmlPage(html, options.developmentKey ? { cacheControl: 'no-store' } : {});
 }

@@ -3,6 +3,7 @@ import { createApiDocsPage } from './api-docs-page.ts';
 import { assetUrl, DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
 import { createFrontDoor } from './front-door.ts';
 import { createGraphiQLPage } from './graphiql-page.ts';
+import type { HtmlPage } from './html-page.ts';
 import { isLocalBrowserRequest } from './loopback.ts';
 import { createStaticAssets } from './static-assets.ts';
 
@@ -11,7 +12,7 @@ export interface PublicPagesOptions {
   restBasePath: string;
   /**
    * A generated development key (main.ts makes one on loopback only), pre-filled in GraphiQL's
-   * Headers tab for a browser on this machine only.
+   * Headers tab and authorized on the REST reference page, for a browser on this machine only.
    */
   graphiqlApiKey: string | undefined;
   openApiDocument: (req: IncomingMessage, res: ServerResponse) => void;
@@ -39,6 +40,18 @@ mutation AddPet {
 const KEY_HINT =
   'Set your API key in the Headers tab (bottom left): replace <API_KEY> in {"Authorization": "Bearer <API_KEY>"}, then run a query. Until then the schema and docs cannot load.';
 
+/**
+ * A page made twice, without the development key and with it, and the one rule for GraphiQL and the
+ * REST reference alike: the key (made by main.ts only on a loopback HOST, outside production, when no
+ * other key exists) goes only to a browser on this machine that asked by a loopback name (loopback.ts).
+ */
+function servedWithKey(page: (key: string | undefined) => HtmlPage, developmentKey: string | undefined) {
+  const withoutKey = page(undefined);
+  const withKey = developmentKey === undefined ? undefined : page(developmentKey);
+  return (req: IncomingMessage, res: ServerResponse): void =>
+    (withKey && isLocalBrowserRequest(req) ? withKey : withoutKey).send(req, res);
+}
+
 /** GraphiQL, the REST API reference and their assets, built from the files `npm run build` wrote. */
 export function createPublicPages(options: PublicPagesOptions) {
   const assets = createStaticAssets({ dir: options.assetsDir ?? DEFAULT_ASSETS_DIR, urlPrefix: '/assets' });
@@ -51,13 +64,15 @@ export function createPublicPages(options: PublicPagesOptions) {
       headers: JSON.stringify({ Authorization: `Bearer ${key ?? '<API_KEY>'}` }, null, 2),
       ...(key ? { holdsKey: true } : { keyHint: KEY_HINT }),
     });
-  const graphiql = graphiqlWith(undefined);
-  const graphiqlWithKey = options.graphiqlApiKey ? graphiqlWith(options.graphiqlApiKey) : undefined;
-  const apiDocs = createApiDocsPage({
-    manifest: assets.manifest,
-    openApiUrl: `${options.restBasePath}/openapi.json`,
-    title: 'Petstore REST API',
-  });
+  const apiDocsWith = (key: string | undefined) =>
+    createApiDocsPage({
+      manifest: assets.manifest,
+      openApiUrl: `${options.restBasePath}/openapi.json`,
+      title: 'Petstore REST API',
+      ...(key && { developmentKey: key }),
+    });
+  const graphiql = servedWithKey(graphiqlWith, options.graphiqlApiKey);
+  const apiDocs = servedWithKey(apiDocsWith, options.graphiqlApiKey);
   // Browsers ask every origin for /favicon.ico: a redirect to the hashed icon, not a 401 in their console.
   const favicon = {
     Location: assetUrl(assets.manifest, 'graphiql-favicon.ico'),
@@ -66,9 +81,8 @@ export function createPublicPages(options: PublicPagesOptions) {
   return {
     frontDoor: createFrontDoor(options),
     favicon: (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(301, favicon).end(),
-    graphiql: (req: IncomingMessage, res: ServerResponse) =>
-      (graphiqlWithKey && isLocalBrowserRequest(req) ? graphiqlWithKey : graphiql).send(req, res),
-    apiDocs: apiDocs.send,
+    graphiql,
+    apiDocs,
     assets: assets.handle,
     openApiDocument: options.openApiDocument,
   };
