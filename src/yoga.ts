@@ -1,13 +1,14 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import type { Tracer } from '@opentelemetry/api';
 import { type DocumentNode, Kind } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, ServerContext } from './context.ts';
 import type { PublishedDocuments } from './documents/published-documents.ts';
 import type { ErrorLog } from './graphql/error-log.ts';
 import { type ListSizeCheck, useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
+import { pluginsForBothPaths } from './graphql/mirrored-plugins.ts';
 import type { OperationAdmission } from './graphql/operation-admission.ts';
 import { useOperationMetrics } from './graphql/operation-metrics.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
@@ -40,6 +41,47 @@ export interface GraphQLServerOptions {
   tracer?: Tracer;
   /** Learns the documents Yoga found valid, for the fast path. */
   validatedDocuments?: ValidatedDocuments;
+  /** Plugins an operator adds: only ones that act at start (mirrored-plugins.ts refuses the rest). */
+  plugins?: readonly Plugin[];
+}
+
+/**
+ * Yoga's own plugins. The direct execution (REST, and the GraphQL fast path) applies every one of
+ * their per-request rules too, through the same functions: the operation metric (graphql-fast-path.ts),
+ * the trusted-documents gate and swap (graphql-fast-request.ts), the error log, the scope, the
+ * list-size limit, the price, the variable codes and graphql-jit (direct-execution.ts); the query
+ * limits and the validated documents judge a document once, before the fast path may run it
+ * (validated-documents.ts); the spans, while tracing, when the fast path is off (the direct execution
+ * opens REST's execute span). A plugin added here must say the same, or go to `plugins`.
+ */
+function mirroredPlugins(options: GraphQLServerOptions) {
+  const { logger, errorLog, listSizeCheck, admission, metrics, trustedDocuments, tracer, validatedDocuments } = options;
+  const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
+  // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
+  return [
+    useOperationMetrics(metrics),
+    // Before parsing: an id becomes its document, and a refused request stops here.
+    ...useTrustedDocuments({ ...trustedDocuments, metrics, logger }),
+    ...(tracing ? [tracing.spans] : []),
+    // Before Yoga's masking (it comes after every plugin here): it sees what the resolvers threw.
+    errorLog.plugin,
+    ...useQueryLimits(),
+    // Before anything runs, and before the list-size limit: a key without the scope learns that first.
+    admission.scopePlugin,
+    useListSizeLimit(listSizeCheck),
+    // After the list-size limit: a request refused for its size pays no more than the edge's point.
+    admission.chargePlugin,
+    useVariableErrorCodes(),
+    // A document that does not compile (an unknown operationName) answers with its errors; by
+    // default the plugin also writes them with console.error, outside the JSON log.
+    // Only for documents of one operation: the plugin caches what it compiled by document alone,
+    // so a second operation of the same document would run the first one's code.
+    useGraphQlJit({}, { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) }),
+    // After the JIT, whose onExecute replaces the execute function without chaining.
+    ...(tracing ? [tracing.activate] : []),
+    // Last: a document is learnt only once every plugin that could refuse it has passed it.
+    ...(validatedDocuments ? [validatedDocuments.plugin] : []),
+  ];
 }
 
 /**
@@ -48,9 +90,7 @@ export interface GraphQLServerOptions {
  * validated before, run through the direct execution instead (graphql/direct-execution.ts), with the same rules.
  */
 export function createGraphQLServer(options: GraphQLServerOptions) {
-  const { createContext, logger, errorLog, listSizeCheck, admission, metrics, trustedDocuments, tracer } = options;
-  const { validatedDocuments } = options;
-  const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
+  const { createContext, logger, errorLog } = options;
   return createYoga<ServerContext, Context>({
     schema,
     context: createContext,
@@ -68,31 +108,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
     // isDev false: stack traces never reach clients, whatever NODE_ENV says.
     maskedErrors: { maskError, isDev: false },
     logging: createYogaLogger(logger, errorLog),
-    // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
-    plugins: [
-      useOperationMetrics(metrics),
-      // Before parsing: an id becomes its document, and a refused request stops here.
-      ...useTrustedDocuments({ ...trustedDocuments, metrics, logger }),
-      ...(tracing ? [tracing.spans] : []),
-      // Before Yoga's masking (it comes after every plugin here): it sees what the resolvers threw.
-      errorLog.plugin,
-      ...useQueryLimits(),
-      // Before anything runs, and before the list-size limit: a key without the scope learns that first.
-      admission.scopePlugin,
-      useListSizeLimit(listSizeCheck),
-      // After the list-size limit: a request refused for its size pays no more than the edge's point.
-      admission.chargePlugin,
-      useVariableErrorCodes(),
-      // A document that does not compile (an unknown operationName) answers with its errors; by
-      // default the plugin also writes them with console.error, outside the JSON log.
-      // Only for documents of one operation: the plugin caches what it compiled by document alone,
-      // so a second operation of the same document would run the first one's code.
-      useGraphQlJit({}, { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) }),
-      // After the JIT, whose onExecute replaces the execute function without chaining.
-      ...(tracing ? [tracing.activate] : []),
-      // Last: a document is learnt only once every plugin that could refuse it has passed it.
-      ...(validatedDocuments ? [validatedDocuments.plugin] : []),
-    ],
+    plugins: pluginsForBothPaths(mirroredPlugins(options), options.plugins ?? []),
   });
 }
 

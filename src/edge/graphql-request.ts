@@ -4,8 +4,14 @@ import { BodyTooLargeError, readBody } from '../http/read-body.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import type { GraphQLFastPath } from './graphql-fast-path.ts';
-import { ACCEPTED_MEDIA_TYPES, graphQLNegotiation, POSTED_MEDIA_TYPES, postBodyOf } from './graphql-media-types.ts';
-import { graphQLUrlParams } from './graphql-url-params.ts';
+import { graphQLNegotiation } from './graphql-media-types.ts';
+import {
+  ACCEPTED_MEDIA_TYPES,
+  graphQLUrlParams,
+  POSTED_MEDIA_TYPES,
+  postBodyOf,
+  takesParsedBody,
+} from './yoga-behaviour.ts';
 
 type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
 
@@ -28,9 +34,7 @@ export function parsedGraphQLBody(contentType: string | undefined, bytes: Buffer
   } catch {
     return { ok: false, message: 'The request body is not valid JSON: send a JSON object with a "query"' };
   }
-  // @whatwg-node/server takes a parsed body only when it has keys; anything else goes as bytes.
-  const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
-  return { ok: true, body: isObject && Object.keys(parsed as object).length > 0 ? parsed : bytes };
+  return { ok: true, body: takesParsedBody(parsed) ? parsed : bytes };
 }
 
 type YogaListener = (req: IncomingMessage, res: ServerResponse, context: ServerContext) => unknown;
@@ -52,8 +56,7 @@ const UNSUPPORTED_MEDIA_TYPE = {
  * answers the ordinary POSTs and GETs it can in a regular JSON type (graphql-fast-path.ts), and Yoga
  * gets the rest (streams included), with the parsed body (Yoga's own limiter halved throughput) and
  * the request's identity. Requests Yoga would mishandle are answered here: an Accept it cannot serve
- * or a body it cannot read (graphql-media-types.ts), URL-encoded parameters that are not JSON
- * (graphql-url-params.ts).
+ * or a body it cannot read, URL-encoded parameters that are not JSON (yoga-behaviour.ts).
  */
 export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, fastPath?: GraphQLFastPath) {
   const badRequest = (scope: RequestScope, message: string) =>

@@ -1,45 +1,17 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import type { GraphQLError } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { RequestIdentity, ServerContext } from '../context.ts';
-import { documentIdOf, normalizeDocumentId } from '../documents/document-id.ts';
+import { normalizeDocumentId } from '../documents/document-id.ts';
 import type { PublishedDocuments } from '../documents/published-documents.ts';
-import type { DocumentRefusal, Metrics } from '../metrics/metrics.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { createDocumentRefusals } from './document-refusals.ts';
 import { ErrorCode } from './errors.ts';
 import { operationOf } from './operation-metrics.ts';
 
 /** TRUSTED_DOCUMENTS: who may send documents of their own. Published ids are accepted in every mode. */
 export type TrustedDocumentsMode = 'off' | 'log' | 'enforce';
-
-/** Distinct operation names logged, and keys and reasons logged: bounded, as clients choose them. */
-const MAX_LOGGED = 1_000;
-
-/**
- * Request errors, so GraphQL-over-HTTP's statuses: the status with application/graphql-response+json,
- * 200 with application/json (`spec`). A key limited to published documents gets 403: another key, or
- * publishing, would be let through.
- */
-const refusals: Record<DocumentRefusal, () => GraphQLError> = {
-  id_required: () =>
-    createGraphQLError(
-      'This API key may run only published documents: send the "documentId" (sha256:<hex>) of a published document instead of a "query"',
-      { extensions: { code: ErrorCode.PERSISTED_QUERY_ID_REQUIRED, http: { status: 403, spec: true } } },
-    ),
-  not_in_list: () =>
-    createGraphQLError(
-      'No published document has this id: ids are "sha256:" and the 64 hex digits of the SHA-256 of a document published with `npm run documents -- publish`',
-      { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_IN_LIST, http: { status: 400, spec: true } } },
-    ),
-  document_and_id: () =>
-    createGraphQLError(
-      'Send either a "query" or a published document\'s id ("documentId" or extensions.persistedQuery), not both',
-      {
-        extensions: { code: ErrorCode.CANNOT_SEND_PQ_ID_AND_BODY, http: { status: 400, spec: true } },
-      },
-    ),
-};
 
 /** Not a well-formed GraphQL-over-HTTP request, so 400 whatever the media type (as Yoga answers it). */
 const nothingSent = () =>
@@ -51,6 +23,10 @@ const notAString = () =>
   createGraphQLError('"documentId" must be a string: "sha256:" and 64 hex digits', {
     extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } },
   });
+
+/** The gate's one rule for documents sent whole (the fast path asks it too): mode `off`, or a key allowed them. */
+export const maySendWholeDocuments = (mode: TrustedDocumentsMode, identity: RequestIdentity): boolean =>
+  mode === 'off' || identity.arbitraryDocuments;
 
 type Params = GraphQLParams & { documentId?: unknown };
 
@@ -81,37 +57,10 @@ export function useTrustedDocuments(options: {
   metrics: Metrics;
   logger: Logger;
 }): Plugin<ServerContext>[] {
-  const { mode, documents, metrics, logger } = options;
+  const { mode, documents, metrics } = options;
+  const { refuse, warnUntrusted } = createDocumentRefusals(options);
   /** Documents sent whole under `log` by keys that `enforce` would refuse: their text, for the log line. */
   const untrusted = new WeakMap<RequestIdentity, string>();
-  const loggedOperations = new Set<string>();
-  const loggedRefusals = new Set<string>();
-
-  function refuse(identity: RequestIdentity, reason: DocumentRefusal): GraphQLError {
-    metrics.countDocumentRefused(reason);
-    const once = `${identity.keyId} ${reason}`;
-    if (!loggedRefusals.has(once) && loggedRefusals.size < MAX_LOGGED) {
-      loggedRefusals.add(once);
-      logger.info(
-        { keyId: identity.keyId, reason, reqId: identity.id },
-        `refused a GraphQL request of ${identity.keyId}: ${reason} (logged once per key and reason; graphql_documents_refused_total counts them all)`,
-      );
-    }
-    return refusals[reason]();
-  }
-
-  function logUntrusted(identity: RequestIdentity, text: string, name: string | undefined): void {
-    const operation = name ?? 'anonymous';
-    if (loggedOperations.has(operation) || loggedOperations.size >= MAX_LOGGED) return;
-    loggedOperations.add(operation);
-    const published = documents.has(documentIdOf(text));
-    logger.warn(
-      { operation, keyId: identity.keyId, reqId: identity.id, published },
-      published
-        ? `operation ${operation} was sent whole by ${identity.keyId}: TRUSTED_DOCUMENTS=enforce would refuse it; its text is published, so the client only has to send its id`
-        : `operation ${operation} was sent whole by ${identity.keyId} and is not published: TRUSTED_DOCUMENTS=enforce would refuse it`,
-    );
-  }
 
   const gate: Plugin<ServerContext> = {
     onParams({ params, request, context }) {
@@ -127,7 +76,7 @@ export function useTrustedDocuments(options: {
         identity.documentId = id;
         return;
       }
-      if (typeof params.query !== 'string' || identity.arbitraryDocuments || mode === 'off') return;
+      if (typeof params.query !== 'string' || maySendWholeDocuments(mode, identity)) return;
       if (mode === 'enforce') throw refuse(identity, 'id_required');
       untrusted.set(identity, params.query);
     },
@@ -137,7 +86,7 @@ export function useTrustedDocuments(options: {
       if (text === undefined) return;
       const { name, type } = operationOf(args.document, args.operationName);
       metrics.countUntrustedOperation(name, type);
-      logUntrusted(identity, text, name);
+      warnUntrusted(identity, text, name);
     },
   };
 

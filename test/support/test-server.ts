@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
+import type { Plugin } from 'graphql-yoga';
 import { type Logger, pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -58,6 +59,8 @@ export interface TestServerOptions {
   tracer?: Tracer;
   /** TRUSTED_DOCUMENTS: off (the default), log or enforce. API_KEY and OTHER_API_KEY may send any document. */
   trustedDocuments?: 'off' | 'log' | 'enforce';
+  /** Yoga plugins an operator adds (ServiceDependencies.graphqlPlugins). */
+  graphqlPlugins?: readonly Plugin[];
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
@@ -108,13 +111,21 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const metrics = createMetrics();
   const stores = await createMongoStores(database, { metrics, logger });
   const config = configOf(options);
-  const service = createService({
+  const dependencies = {
     config,
     stores: options.wrapStores ? options.wrapStores(stores) : stores,
     logger,
     metrics,
     ...(options.tracer ? { tracer: options.tracer } : {}),
-  });
+    ...(options.graphqlPlugins ? { graphqlPlugins: options.graphqlPlugins } : {}),
+  };
+  // A service that refuses to start leaves no connection behind.
+  const service = await Promise.resolve()
+    .then(() => createService(dependencies))
+    .catch(async (error: unknown) => {
+      await database.close();
+      throw error;
+    });
   await service.ready;
   const { http, baseUrl } = await listenOnLoopback(service.listener);
   return {

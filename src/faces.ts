@@ -1,0 +1,117 @@
+import { createContextFactory } from './context.ts';
+import { createPublishedDocuments } from './documents/published-documents.ts';
+import { createGraphQLFastPath } from './edge/graphql-fast-path.ts';
+import { createGraphQLRequests } from './edge/graphql-request.ts';
+import { createDirectExecution, type DirectExecution } from './graphql/direct-execution.ts';
+import { createErrorLog } from './graphql/error-log.ts';
+import { createListSizeCheck } from './graphql/list-size.ts';
+import type { OperationAdmission } from './graphql/operation-admission.ts';
+import { schema } from './graphql/schema/index.ts';
+import { createValidatedDocuments, type ValidatedDocuments } from './graphql/validated-documents.ts';
+import { createIdempotentCreates } from './idempotency/idempotent-create.ts';
+import { schedulePurge } from './idempotency/purge-schedule.ts';
+import { createPetUseCase } from './pets/create-pet.ts';
+import { createRestExecutor } from './rest/executor.ts';
+import type { ServiceDependencies } from './service.ts';
+import { createExecuteSpans } from './telemetry/graphql-spans.ts';
+import { createGraphQLServer } from './yoga.ts';
+
+/** What both faces share: the context (with idempotent creates), the published documents, the rules. */
+function createSharedExecution({ config, stores, logger, metrics }: ServiceDependencies) {
+  const idempotentCreates = createIdempotentCreates({
+    pets: stores.pets,
+    records: stores.idempotencyRecords,
+    retentionMs: config.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+    onReplay: metrics.countIdempotentReplay,
+  });
+  const documents = createPublishedDocuments({
+    store: stores.persistedDocuments,
+    logger,
+    onDatabaseError: metrics.countDatabaseError,
+  });
+  return {
+    documents,
+    stopPurging: schedulePurge(idempotentCreates, logger),
+    createContext: createContextFactory(stores.pets, createPetUseCase(stores.pets, idempotentCreates)),
+    // One of each rule for both paths: Yoga's plugins and the direct execution call the same functions.
+    errorLog: createErrorLog(logger),
+    listSizeCheck: createListSizeCheck(config.MAX_GRAPHQL_LIST_ITEMS),
+  };
+}
+
+type SharedExecution = ReturnType<typeof createSharedExecution>;
+
+/** The fast path over the direct execution, running the documents Yoga has validated. */
+function createFastPath(
+  { config, metrics }: ServiceDependencies,
+  { documents }: SharedExecution,
+  execution: DirectExecution,
+  validatedDocuments: ValidatedDocuments,
+) {
+  return createGraphQLFastPath({
+    execution,
+    documents: validatedDocuments,
+    metrics,
+    trustedDocuments: config.TRUSTED_DOCUMENTS,
+    publishedText: (id) => {
+      // A text not read yet (a promise) or an id not published (null): Yoga answers it.
+      const text = documents.lookup(id);
+      return typeof text === 'string' ? text : undefined;
+    },
+  });
+}
+
+/**
+ * The two faces over one execution: GraphQL (Yoga, and the fast path for documents Yoga has
+ * validated) and REST, both with the same context and rules (direct-execution.ts).
+ */
+export function createFaces(dependencies: ServiceDependencies, admission: OperationAdmission) {
+  const { config, logger, metrics, tracer, graphqlPlugins } = dependencies;
+  const shared = createSharedExecution(dependencies);
+  const { documents, createContext, errorLog, listSizeCheck } = shared;
+  // While tracing, every GraphQL request goes through Yoga: its parse and validate spans are part of the trace.
+  const validatedDocuments = tracer ? undefined : createValidatedDocuments();
+  const yoga = createGraphQLServer({
+    createContext,
+    logger,
+    errorLog,
+    listSizeCheck,
+    admission,
+    metrics,
+    trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
+    ...(tracer ? { tracer } : {}),
+    ...(validatedDocuments ? { validatedDocuments } : {}),
+    ...(graphqlPlugins ? { plugins: graphqlPlugins } : {}),
+  });
+  const executeSpans = tracer ? createExecuteSpans(tracer) : undefined;
+  const direct = createDirectExecution({
+    schema,
+    createContext,
+    errorLog,
+    listSizeCheck,
+    admission,
+    ...(executeSpans ? { executeSpans } : {}),
+  });
+  const fastPath = validatedDocuments && createFastPath(dependencies, shared, direct, validatedDocuments);
+  return {
+    rest: createRestExecutor({
+      execution: direct,
+      basePath: config.REST_BASE_PATH,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      logger,
+      metrics,
+    }),
+    graphql: createGraphQLRequests(
+      (req, res, context) => yoga.handle(req, res, context),
+      config.MAX_GRAPHQL_BODY_BYTES,
+      fastPath,
+    ),
+    /** Settles once the published ids were read for the first time. */
+    ready: documents.firstRead,
+    close: async () => {
+      shared.stopPurging();
+      documents.stop();
+      await yoga.dispose();
+    },
+  };
+}
