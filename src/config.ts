@@ -106,13 +106,19 @@ export type Config = z.output<typeof envSchema>;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
 
+/** The variable an issue is about, and which entry of a comma list (`API_KEYS (entry 2)`). */
+function variableOf([variable, entry]: PropertyKey[]): string {
+  if (variable === undefined) return 'environment';
+  return typeof entry === 'number' ? `${String(variable)} (entry ${entry + 1})` : String(variable);
+}
+
 /** Reads the environment once; reports every bad variable at the same time so one restart fixes all. */
 export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
   // An empty variable means "unset", as in most shells' `FOO= cmd`.
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`);
+    const problems = parsed.error.issues.map((issue) => `${variableOf(issue.path)}: ${issue.message}`);
     return { ok: false, problems };
   }
   const config = parsed.data;

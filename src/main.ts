@@ -1,23 +1,30 @@
 // Side effects only: configuration -> database -> service -> listen -> drain on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
-import type { RequestListener, Server } from 'node:http';
+import type { Server } from 'node:http';
 import { type Config, loadConfig } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
 import { warnWhenEmbeddedStoreIsLarge } from './db/store-size-warning.ts';
-import { createHttpServer, drainHttpServer } from './http/server.ts';
+import { drainHttpServer } from './http/server.ts';
+import { listen } from './listen.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { createService, type Service } from './service.ts';
+import { StartRefusedError } from './start-refusal.ts';
 import { isLoopbackAddress } from './static/loopback.ts';
 import { createMongoStores, type Stores } from './stores.ts';
 import { logTracingProblems } from './telemetry/diagnostics.ts';
 import { runningTracing } from './telemetry/running.ts';
 import { TRACING_FLUSH_DEADLINE_MS, tracingRequested } from './telemetry/settings.ts';
 
+/** A start the user can fix, said in one plain line on stderr (no stack, no JSON). */
+const sayRefusal = (reason: string) =>
+  process.stderr.write(`petstore-gateway cannot start: ${reason.replace(/\s*\n\s*/g, ' ')}\n`);
+
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
-  console.error(`Invalid configuration:\n${loaded.problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  // Every bad variable on the one line, so one restart fixes them all.
+  sayRefusal(`invalid configuration: ${loaded.problems.join('; ')}`);
   process.exit(1);
 }
 const config = loaded.config;
@@ -121,21 +128,13 @@ async function databaseUri(): Promise<string> {
   return embedded.uri;
 }
 
-/** Listens on host:port; a failure to listen stops the service. Resolves with the origin. */
-function listen(listener: RequestListener, host: string, port: number): Promise<{ http: Server; origin: string }> {
-  const http = createHttpServer(listener, { keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS });
-  http.on('error', (error) => {
-    logger.fatal({ err: error }, `cannot listen on ${host}:${port}`);
-    void shutdown('listen failed', 1);
-  });
-  return new Promise((listening) =>
-    http.listen(port, host, () => {
-      const address = http.address();
-      const bound = typeof address === 'object' && address ? address.port : port;
-      listening({ http, origin: `http://${host.includes(':') ? `[${host}]` : host}:${bound}` });
-    }),
-  );
-}
+const serverOptions = {
+  keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+  onError: (error: Error, where: string) => {
+    logger.fatal({ err: error }, `the server on ${where} failed`);
+    void shutdown('server failed', 1);
+  },
+};
 
 async function start(): Promise<void> {
   database = await connectDatabase(await databaseUri(), config.MONGODB_DB);
@@ -150,11 +149,19 @@ async function start(): Promise<void> {
     logger.warn('no API key can authenticate: set API_KEYS, or issue one with `npm run keys -- create NAME`');
   }
   if (config.METRICS_PORT !== undefined) {
-    const metricsPort = await listen(service.metricsListener, config.METRICS_HOST ?? config.HOST, config.METRICS_PORT);
+    const metricsPort = await listen(service.metricsListener, serverOptions, {
+      host: config.METRICS_HOST ?? config.HOST,
+      port: config.METRICS_PORT,
+      variables: { host: config.METRICS_HOST ? 'METRICS_HOST' : 'HOST', port: 'METRICS_PORT' },
+    });
     metricsServer = metricsPort.http;
     logger.info({ metrics: `${metricsPort.origin}/metrics` }, 'metrics are served');
   }
-  const api = await listen(service.listener, config.HOST, config.PORT);
+  const api = await listen(service.listener, serverOptions, {
+    host: config.HOST,
+    port: config.PORT,
+    variables: { host: 'HOST', port: 'PORT' },
+  });
   server = api.http;
   const { origin } = api;
   const rest = `${origin}${config.REST_BASE_PATH}`;
@@ -167,6 +174,11 @@ async function start(): Promise<void> {
 }
 
 start().catch((error: unknown) => {
+  if (error instanceof StartRefusedError) {
+    sayRefusal(error.message);
+    void shutdown('start refused', 1);
+    return;
+  }
   logger.fatal({ err: error }, error instanceof Error ? error.message : 'start failed');
   void shutdown('start failed', 1);
 });

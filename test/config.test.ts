@@ -31,6 +31,13 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('says which entry of a comma list is bad, counting from 1', () => {
+    expect(loadConfig({ API_KEYS: 'first-key-0123456789,short' })).toEqual({
+      ok: false,
+      problems: ['API_KEYS (entry 2): each key needs at least 16 characters'],
+    });
+  });
+
   it('takes production without API_KEYS: keys may be issued with `npm run keys` instead', () => {
     const result = loadConfig({ NODE_ENV: 'production', MONGODB_URI: 'mongodb://db.internal:27017' });
     expect(result.ok && result.config.API_KEYS).toEqual([]);

@@ -60,6 +60,11 @@ describe('one owner per data directory', () => {
       const output = second.log.join('\n');
       expect(output).toContain('is in use by process');
       expect(output).toContain('give this one another DATA_DIR');
+      // Said as one plain line, without a stack (test/main-process.test.ts checks the streams apart).
+      expect(second.log).toContainEqual(
+        expect.stringMatching(/^petstore-gateway cannot start: .* is in use by process/),
+      );
+      expect(output).not.toContain('"stack"');
     } finally {
       await first.stop();
     }

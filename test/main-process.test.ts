@@ -1,14 +1,17 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import {
-  ServiceExitedError,
   type ServiceOptions,
   type ServiceProcess,
   startServiceProcess,
 } from '../scripts/service-process.ts';
+import { startFlags } from '../scripts/start-flags.ts';
 import { API_KEY, uniqueDbName } from './support/test-server.ts';
 
 // Every service a test starts; one a failed assertion left running is killed after that test.
@@ -84,14 +87,6 @@ describe('npm start', () => {
     },
   );
 
-  it('refuses to start with bad configuration, naming every bad variable', async () => {
-    const refused = start('node', { PORT: 'eighty', NODE_ENV: 'production', API_KEYS: '', LOG_LEVEL: 'loud' });
-    await expect(refused).rejects.toBeInstanceOf(ServiceExitedError);
-    await expect(refused).rejects.toMatchObject({ code: 1 });
-    await expect(refused).rejects.toThrow('PORT');
-    await expect(refused).rejects.toThrow('LOG_LEVEL');
-  });
-
   it('starts in production without API_KEYS and no issued key, saying that no key can authenticate', async () => {
     const service = await start('node', {
       NODE_ENV: 'production',
@@ -102,5 +97,91 @@ describe('npm start', () => {
     expect(service.log.join('\n')).toContain('no API key can authenticate');
     expect((await fetch(`${service.origin}/v1/pets`)).status).toBe(401);
     expect(await service.stop()).toBe(0);
+  });
+});
+
+/** The compiled service started as `npm start` runs it, expected to end by itself: its exit and output. */
+async function startExpectingExit(env: Record<string, string>) {
+  const child = spawn(process.execPath, [...startFlags(), 'dist/main.js'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', MONGODB_URI: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const deadline = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(deadline);
+  return { code, stdout, stderr };
+}
+
+/** One plain line on stderr and no stack anywhere: what a refusal the user can fix looks like. */
+function expectOnePlainLine({ code, stdout, stderr }: { code: number | null; stdout: string; stderr: string }) {
+  expect(code, stderr).toBe(1);
+  const lines = stderr.split('\n').filter((line) => line.length > 0);
+  expect(lines, stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^petstore-gateway cannot start: /);
+  expect(`${stdout}${stderr}`).not.toMatch(/\n\s+at |"stack"/);
+  return lines[0] as string;
+}
+
+describe('start-up refusals', () => {
+  const directories: string[] = [];
+  afterEach(() => {
+    for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('when variables are bad, then one line names every bad variable and the exit is 1', async () => {
+    const line = expectOnePlainLine(await startExpectingExit({ PORT: 'eighty', LOG_LEVEL: 'loud', API_KEYS: 'x' }));
+    expect(line).toContain('invalid configuration: ');
+    expect(line).toContain('PORT: ');
+    expect(line).toContain('LOG_LEVEL: ');
+    expect(line).toContain('API_KEYS (entry 1): each key needs at least 16 characters');
+  });
+
+  it('when NODE_ENV=production has no MONGODB_URI and no permission for the embedded database, then one line says so', async () => {
+    const line = expectOnePlainLine(await startExpectingExit({ NODE_ENV: 'production', API_KEYS: API_KEY }));
+    expect(line).toContain('MONGODB_URI: must be set when NODE_ENV=production');
+  });
+
+  it('when DATA_DIR is in use by a live process, then one line names it and that process', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'petstore-refusal-'));
+    directories.push(dataDir);
+    // This test's own process holds the lock, as a first service would.
+    writeFileSync(join(dataDir, '.lock'), JSON.stringify({ pid: process.pid, host: hostname(), startedAt: 'earlier' }));
+    const line = expectOnePlainLine(await startExpectingExit({ API_KEYS: API_KEY, DATA_DIR: dataDir }));
+    expect(line).toContain(`${dataDir} is in use by process ${process.pid} on ${hostname()}`);
+    expect(line).toContain('give this one another DATA_DIR');
+  });
+
+  it('when PORT is taken by another process, then one line says which variable to change', async () => {
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const env = { API_KEYS: API_KEY, MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('refusal') };
+      const line = expectOnePlainLine(await startExpectingExit({ ...env, PORT: String(port) }));
+      expect(line).toContain(`cannot listen on 127.0.0.1:${port}: another process listens there`);
+      expect(line).toContain('set PORT to another port');
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('when the start fails unexpectedly (no database answers), then the JSON log keeps the stack', async () => {
+    const closed = createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((closedDone) => closed.close(closedDone));
+    const exited = await startExpectingExit({ API_KEYS: API_KEY, MONGODB_URI: `mongodb://127.0.0.1:${port}` });
+    expect(exited.code).toBe(1);
+    expect(exited.stderr).toBe('');
+    const fatal = exited.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; err?: { stack?: string } })
+      .find((entry) => entry.level === 60);
+    expect(fatal?.err?.stack).toMatch(/\n\s+at /);
   });
 });

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { StartRefusedError } from '../start-refusal.ts';
 import { PRIVATE_FILE_MODE } from './private-directory.ts';
 
 const LOCK_FILE = '.lock';
@@ -13,7 +14,7 @@ export interface LockOwner {
   startedAt: string;
 }
 
-export class DataDirInUseError extends Error {
+export class DataDirInUseError extends StartRefusedError {
   constructor(directory: string, owner: LockOwner) {
     super(
       `${directory} is in use by process ${owner.pid} on ${owner.host} (since ${owner.startedAt}). ` +

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { StartRefusedError } from '../start-refusal.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { publishEmbeddedAddress } from './embedded-address.ts';
 import { type EmbeddedListener, embeddedListener } from './embedded-listener.ts';
@@ -36,14 +37,12 @@ const READY_TIMEOUT_MS = 30_000;
 const BACKEND_MARKER = '.backend';
 const KIND: EmbeddedKind = 'ferretdb';
 
-export class NoEmbeddedDatabaseError extends Error {
+/** Said in one line (main.ts prints it as the start's refusal), with the way around it. */
+export class NoEmbeddedDatabaseError extends StartRefusedError {
   constructor(reason: string) {
     super(
-      [
-        `No embedded database could be started here: ${reason}`,
-        'Set MONGODB_URI to use another MongoDB-compatible server, e.g.',
-        '  MONGODB_URI=mongodb://127.0.0.1:27017 npm start',
-      ].join('\n'),
+      `no embedded database could be started here: ${reason}. To use another MongoDB-compatible ` +
+        'server, set MONGODB_URI (e.g. MONGODB_URI=mongodb://127.0.0.1:27017 npm start)',
     );
     this.name = 'NoEmbeddedDatabaseError';
   }
