@@ -1,4 +1,4 @@
-import type { Refusal } from './rate-limits.ts';
+import type { Refusal } from './rate-limit-policy.ts';
 
 /** Past this many blocked addresses, expired ones are swept before another is added. */
 const BLOCKED_SWEEP_AT = 10_000;
