@@ -1,21 +1,8 @@
 import type { MongoClient } from 'mongodb';
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { watchConnectionPool } from './connection-pool.ts';
-import { createRequestDurations } from './request-durations.ts';
-
-/**
- * Node's process metrics (CPU, memory, event loop lag, GC, handles), registered once per process:
- * each registration starts its own event-loop and GC observers, and every service in a process
- * (tests start many) reports the same process.
- */
-let processRegistry: Registry | undefined;
-function processMetrics(): Registry {
-  if (!processRegistry) {
-    processRegistry = new Registry();
-    collectDefaultMetrics({ register: processRegistry });
-  }
-  return processRegistry;
-}
+import { defineMetrics } from './metric-definitions.ts';
+import { processMetrics } from './process-metrics.ts';
 
 /** Operation names are chosen by clients: past this many distinct ones, new names count as "other". */
 const MAX_OPERATION_NAMES = 200;
@@ -40,74 +27,6 @@ export type DocumentRefusal = 'id_required' | 'not_in_list' | 'document_and_id';
 
 export type Outcome = 'success' | 'error';
 
-/** The service's own metrics, registered in `registry`. */
-function defineMetrics(registry: Registry) {
-  const registers = [registry];
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
-    new Counter<L>({ name, help, labelNames, registers });
-  const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
-  return {
-    httpDuration: createRequestDurations(registry, {
-      name: 'http_request_duration_seconds',
-      help: 'Time from a request arriving to its response being sent, by route template, method and status.',
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    }),
-    graphqlOperations: counter(
-      'graphql_operations_total',
-      'GraphQL operations on /graphql by operation name, type, outcome (error: any error in the result) and the published document id they ran by (empty: the document was sent whole).',
-      ['operation', 'type', 'outcome', 'document'],
-    ),
-    untrustedOperations: counter(
-      'graphql_untrusted_operations_total',
-      'GraphQL operations sent whole by keys limited to published documents: TRUSTED_DOCUMENTS=log runs them, enforce would refuse them. By operation name and type.',
-      ['operation', 'type'],
-    ),
-    documentsRefused: counter(
-      'graphql_documents_refused_total',
-      'GraphQL requests refused before parsing under trusted documents, by reason: id_required (a document sent whole by a key limited to published ones), not_in_list (an id nobody published), document_and_id (both sent).',
-      ['reason'],
-    ),
-    fastPathRequests: counter(
-      'graphql_fast_path_requests_total',
-      'GraphQL requests answered without Yoga: ordinary POSTs and GETs of documents Yoga had already found valid, run by the direct execution. The rest of graphql_operations_total went through Yoga.',
-    ),
-    deprecatedUses: counter(
-      'deprecated_operation_requests_total',
-      'Requests to deprecated REST operations, by operation and API key id: who still has to migrate.',
-      ['operation', 'key_id'],
-    ),
-    rateLimited: counter(
-      'rate_limited_requests_total',
-      'Requests refused with 429, by limit: per API key, or per address for failed authentication.',
-      ['limit'],
-    ),
-    authFailures: counter(
-      'authentication_failures_total',
-      'Requests refused with 401, by reason: no key sent, or a key that is unknown, revoked or expired.',
-      ['reason'],
-    ),
-    databaseErrors: counter(
-      'database_errors_total',
-      'Database calls that failed: the database was unreachable, did not answer in time or refused a write for lack of storage (any failed read of the API keys).',
-      ['operation'],
-    ),
-    idempotentReplays: counter(
-      'idempotent_replays_total',
-      'Creates answered from an earlier request with the same Idempotency-Key instead of adding a pet.',
-    ),
-    rateLimitStoreShared: gauge(
-      'rate_limit_store_shared',
-      'Whether rate limits count in Redis right now, shared by every instance (1), or in this instance alone (0: no REDIS_URL, or Redis unreachable or too slow).',
-    ),
-    rateLimitStoreFallbacks: counter(
-      'rate_limit_store_fallbacks_total',
-      "Rate-limit checks counted in this instance's memory instead of Redis: Redis unreachable, past its deadline, or not asked again until it answers.",
-    ),
-    poolInUse: gauge('mongodb_pool_connections_in_use', 'Database connections checked out by an operation right now.'),
-    poolOpen: gauge('mongodb_pool_connections', 'Database connections open right now, idle or in use.'),
-  };
-}
-
 /**
  * The service's Prometheus metrics (prom-client). Labels are route templates, operation names and
  * key ids: never raw paths or keys, so their number stays bounded whatever clients send.
@@ -127,7 +46,7 @@ export function createMetrics() {
     })(),
 
     observeRequest(route: string, method: string, status: number, seconds: number): void {
-      httpDuration.observe(route, method, status, seconds);
+      httpDuration.observe({ route, method, status: String(status) }, seconds);
     },
 
     /** `documentId`: the published document the operation ran by, '' for one sent whole. */
