@@ -1,6 +1,7 @@
-// The package's index loads every store it has (Redis, Mongo, SQL, ...): 11.5 MB of RSS. These are
-// the files the edge uses (0.8 MB; RateLimiterRedis only with REDIS_URL, loaded then), typed with
-// the package's own declarations.
+// The package's index loads every store it has (Redis, Mongo, SQL, ...); its README's "Import" section
+// also offers each file alone, which is all the edge loads (RateLimiterRedis only with REDIS_URL).
+// Typed with the package's own declarations; test/rate-limiter-flexible-parts.test.ts holds each file
+// to the index's export of the same name.
 declare module 'rate-limiter-flexible/lib/RateLimiterMemory.js' {
   import { RateLimiterMemory } from 'rate-limiter-flexible';
   export default RateLimiterMemory;
