@@ -172,6 +172,29 @@ describe('when a document Yoga has found valid is sent again', () => {
     expect(answer.body).toEqual({ data: { pet: { id, name: 'Fast', categoryId: 3, status: null } } });
   });
 
+  it('then each content type Yoga reads as JSON is answered as Yoga answers it (isContentTypeMatch)', async () => {
+    const id = await createdPetId();
+    for (const contentType of [
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'application/graphql+json',
+      'application/json, text/plain',
+    ]) {
+      const answer = await sameTwice(server, sending('POST', contentType, { query: unseen(PET), variables: { id } }));
+      expect(answer.body).toEqual({ data: { pet: { id, name: 'Fast', categoryId: 3, status: null } } });
+    }
+  });
+
+  it('then a GET with empty parameters reads them as absent, as Yoga does (handleURLSearchParams)', async () => {
+    await createdPetId();
+    const answer = await sameTwice(
+      server,
+      byGet({ query: unseen(PETS), variables: '', operationName: '', extensions: '' }),
+      GRAPHQL_RESPONSE,
+    );
+    expect((answer.body as { data: { pets: unknown[] } }).data.pets.length).toBeGreaterThan(0);
+  });
+
   it('then each operation of a document with several runs by its name', async () => {
     await createdPetId();
     await createdPetId();
@@ -239,6 +262,10 @@ describe('when the fast path cannot answer a request as Yoga would', () => {
       // A mutation by GET: Yoga's 405.
       [byGet({ query: CREATE, variables: { input: { name: 'Never', categoryId: 1 } } })],
       [byGet({ query: PET, variables: '{not json' })],
+      // Yoga's parsers differ: a GraphQL body, a form, a media type compared by its exact text.
+      [sending('POST', 'application/graphql', { query: PET })],
+      [sending('POST', 'Application/JSON', { query: PET, variables: { id: '1' } })],
+      [sending('POST', 'text/plain, application/json', { query: PET, variables: { id: '1' } })],
     ] as const;
     for (const [body, accept] of refusals) await leftToYoga(server, body, accept);
   });
@@ -348,5 +375,32 @@ describe('when a client key runs published documents by id under TRUSTED_DOCUMEN
     expect(refused.fast).toBe(0);
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ errors: [{ extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED' } }] });
+  });
+});
+
+describe('when a key that may not send documents whole sends one under TRUSTED_DOCUMENTS=log', () => {
+  const logging = useTestServer({ trustedDocuments: 'log' });
+
+  it('then Yoga answers it every time, so the gate counts each run the way enforce would refuse', async () => {
+    const issued = await createApiKeyStore(logging.database.db).issue({ name: 'logged client' });
+    const client = { Authorization: `Bearer ${issued.key}` };
+    const body = { query: unseen(PET), variables: { id: '1' } };
+    // The key is read every 2 s: wait until it is accepted.
+    await vi.waitFor(async () => expect((await send(logging, body, undefined, client)).status).toBe(200), {
+      timeout: 10_000,
+      interval: 100,
+    });
+    const untrusted = async () =>
+      sampleIn(await logging.metrics.scrape.text(), 'graphql_untrusted_operations_total', { operation: 'FastPet' });
+    const before = await untrusted();
+    const [first, second] = [
+      await send(logging, body, undefined, client),
+      await send(logging, body, undefined, client),
+    ];
+    expect([first.fast, second.fast]).toEqual([0, 0]);
+    expect(comparable(second)).toEqual(comparable(first));
+    expect(await untrusted()).toBe(before + 2);
+    // The same text from a key allowed to send documents: the fast path answers its repeat.
+    expect((await send(logging, body)).fast).toBe(1);
   });
 });

@@ -9,16 +9,12 @@ import {
   ACCEPTED_MEDIA_TYPES,
   graphQLUrlParams,
   POSTED_MEDIA_TYPES,
+  type PostBody,
   postBodyOf,
   takesParsedBody,
 } from './yoga-behaviour.ts';
 
 type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
-
-function isJsonMediaType(contentType: string | undefined): boolean {
-  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
-  return mediaType === 'application/json' || mediaType.endsWith('+json');
-}
 
 /**
  * A GraphQL body as Yoga takes it: a JSON object already parsed (so Yoga does not parse it again), or
@@ -26,8 +22,8 @@ function isJsonMediaType(contentType: string | undefined): boolean {
  * refuses those in its own words). JSON that does not parse gets a plain message: Yoga would echo the
  * SyntaxError object.
  */
-export function parsedGraphQLBody(contentType: string | undefined, bytes: Buffer): Parsed {
-  if (!isJsonMediaType(contentType)) return { ok: true, body: bytes };
+export function parsedGraphQLBody(bodyKind: PostBody, bytes: Buffer): Parsed {
+  if (bodyKind !== 'json') return { ok: true, body: bytes };
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'));
@@ -83,7 +79,7 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
         const form = graphQLUrlParams(bytes.toString('utf8'));
         if (!form.ok) return badRequest(scope, form.message);
       }
-      const parsed = parsedGraphQLBody(req.headers['content-type'], bytes);
+      const parsed = parsedGraphQLBody(bodyKind, bytes);
       if (!parsed.ok) return badRequest(scope, parsed.message);
       const answered = answer !== 'stream' && fastPath?.post(scope, parsed.body, answer);
       if (answered) return answered;
