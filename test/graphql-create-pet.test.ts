@@ -103,6 +103,24 @@ describe('when a client adds a pet with input the schema refuses', () => {
     expect(dataOf(after).pets).toEqual(dataOf(before).pets);
   });
 
+  it('then a type problem and a rule problem are both reported, one error each', async () => {
+    const response = await executeGraphQL(server, CreatePetDocument, invalidVariables({ input: { name: '' } }));
+    const errors = response.body.errors ?? [];
+    expect(errors.map((error) => [error.extensions?.field, error.extensions?.reason]).sort()).toEqual([
+      ['input.categoryId', 'is required'],
+      ['input.name', 'must not be blank'],
+    ]);
+    expect(errors.every((error) => error.extensions?.code === 'BAD_USER_INPUT')).toBe(true);
+  });
+
+  it('then two rule problems are both reported, one error each, as before the resolver', async () => {
+    const input = { name: ' ', categoryId: 0, status: null };
+    const response = await executeGraphQL(server, CreatePetDocument, invalidVariables({ input }));
+    const fields = (response.body.errors ?? []).map((error) => error.extensions?.field).sort();
+    expect(fields).toEqual(['input.categoryId', 'input.name', 'input.status']);
+    expect(response.body.data ?? null).toBeNull();
+  });
+
   it('then a missing input variable gets BAD_USER_INPUT for "input"', async () => {
     const response = await executeGraphQL(server, CreatePetDocument, invalidVariables({}));
     expectBadUserInput(response, 'input');

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { petNameRule } from '../src/pets/pet-rules.ts';
+import { NEW_PET_FIELD_ORDER, petNameRule } from '../src/pets/pet-rules.ts';
 import { documentedSchema, expectError } from './support/openapi-contract.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { PET_STATUSES } from './support/rest-types.ts';
@@ -139,10 +139,61 @@ describe('NewPet strictness (POST /v1/pets)', () => {
     expectError(response, 400, 'BAD_USER_INPUT');
   });
 
-  it('when the body is an empty object, then 400 BAD_USER_INPUT naming a required field and nothing is stored', async () => {
-    const response = await rest.storesNothing(() => rest.createPetFromText('{}'));
-    expectError(response, 400, 'BAD_USER_INPUT');
-    expect(response.body.message).toMatch(/\b(name|categoryId)\b/);
+  const invalid = (field: string, reason: string) => `Invalid value for "${field}": ${reason}`;
+  const NO_NAME = invalid('name', 'is required');
+  const NO_CATEGORY = invalid('categoryId', 'is required');
+  const BLANK_NAME = invalid('name', 'must not be blank');
+  const ZERO_CATEGORY = invalid('categoryId', 'must be a positive integer');
+  const NULL_STATUS = invalid('status', 'must not be null; omit it to leave the status unset');
+
+  it.each([
+    ['an empty object', '{}', [NO_NAME, NO_CATEGORY]],
+    ['an empty name and no categoryId (a type problem and a rule problem)', '{"name":""}', [BLANK_NAME, NO_CATEGORY]],
+    [
+      'a blank name and a zero categoryId (two rule problems)',
+      '{"name":" ","categoryId":0}',
+      [BLANK_NAME, ZERO_CATEGORY],
+    ],
+    [
+      'every field wrong, in the reverse of the contract order',
+      '{"status":null,"categoryId":0,"name":""}',
+      [BLANK_NAME, ZERO_CATEGORY, NULL_STATUS],
+    ],
+    [
+      'unknown fields and missing ones',
+      '{"zebra":1,"id":5}',
+      [NO_NAME, NO_CATEGORY, invalid('id', 'is not a known field'), invalid('zebra', 'is not a known field')],
+    ],
+    [
+      'a name of the wrong type and a categoryId too large',
+      `{"categoryId":${2 ** 53},"name":12}`,
+      [
+        invalid('name', 'String cannot represent a non string value: 12'),
+        invalid(
+          'categoryId',
+          'must be an integer no larger in magnitude than 9007199254740991 (Int64, an exact JSON number)',
+        ),
+      ],
+    ],
+  ])(
+    'when the body has %s, then one 400 names every invalid field in the contract order',
+    async (_what, text, parts) => {
+      const response = await rest.storesNothing(() => rest.createPetFromText(text));
+      expectError(response, 400, 'BAD_USER_INPUT');
+      expect(response.body.message).toBe(parts.join('; '));
+    },
+  );
+
+  it('names the invalid fields in the same order whatever the order of the JSON keys', async () => {
+    const forward = await rest.createPetFromText('{"name":"","categoryId":-1,"status":null}');
+    const backward = await rest.createPetFromText('{"status":null,"categoryId":-1,"name":""}');
+    expectError(forward, 400, 'BAD_USER_INPUT');
+    expectError(backward, 400, 'BAD_USER_INPUT');
+    expect(backward.body.message).toBe(forward.body.message);
+  });
+
+  it("the order is the contract's: NewPet's properties in schema/openapi.yaml", () => {
+    expect(Object.keys(documentedSchema('NewPet').properties as object)).toEqual([...NEW_PET_FIELD_ORDER]);
   });
 
   it('accepts categoryId written as 1.0, an integer in JSON Schema terms', async () => {

@@ -2,8 +2,10 @@ import {
   type DocumentNode,
   GraphQLEnumType,
   type GraphQLError,
+  type GraphQLInputField,
   type GraphQLInputType,
   type GraphQLSchema,
+  getNullableType,
   getOperationAST,
   isInputObjectType,
   isInputType,
@@ -14,8 +16,9 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { capErrors, MAX_ERRORS } from './error-limit.ts';
-import { badUserInput } from './errors.ts';
+import { badUserInput, ErrorCode } from './errors.ts';
 import type { ExecutionHooks } from './execution-hooks.ts';
+import { domainRuleOf } from './input-rules.ts';
 
 interface VariableProblem {
   field: string;
@@ -37,9 +40,19 @@ function leafProblem(type: GraphQLInputType, value: unknown): string | undefined
     : `is not a valid ${type.name}`;
 }
 
+/** The first message of the field's domain rule (input-rules.ts) for a value its type accepts. */
+function ruleProblem(field: GraphQLInputField, value: unknown): string | undefined {
+  const rule = domainRuleOf(field);
+  if (!rule) return undefined;
+  const type = getNullableType(field.type);
+  const coerced = value !== null && isLeafType(type) ? type.parseValue(value) : value;
+  const judged = rule.safeParse(coerced);
+  return judged.success ? undefined : (judged.error.issues[0]?.message ?? 'is invalid');
+}
+
 /**
- * Walks a variable's value against its type, the way graphql-js coerces it, but reports each
- * problem as data (the argument path and the rule broken) instead of an English sentence.
+ * Walks a variable's value against its type, the way graphql-js coerces it, and each input field's
+ * domain rule, reporting each problem as data (the argument path and the rule broken).
  */
 function walk(type: GraphQLInputType, value: unknown, path: string, problems: VariableProblem[]): void {
   // One past the cap is enough to know the answer is capped: the rest of the value is not read.
@@ -68,8 +81,15 @@ function walk(type: GraphQLInputType, value: unknown, path: string, problems: Va
       if (!Object.hasOwn(fields, name)) problems.push({ field: `${path}.${name}`, reason: 'is not a known field' });
     }
     for (const field of Object.values(fields)) {
-      if (given[field.name] === undefined && field.defaultValue !== undefined) continue;
-      walk(field.type, given[field.name], `${path}.${field.name}`, problems);
+      const fieldValue = given[field.name];
+      if (fieldValue === undefined && field.defaultValue !== undefined) continue;
+      const found = problems.length;
+      walk(field.type, fieldValue, `${path}.${field.name}`, problems);
+      // A value of the right type may still break the field's domain rule: said now, with the rest.
+      if (problems.length === found && fieldValue !== undefined) {
+        const reason = ruleProblem(field, fieldValue);
+        if (reason) problems.push({ field: `${path}.${field.name}`, reason });
+      }
     }
     return;
   }
@@ -100,17 +120,39 @@ function findVariableProblems(
 
 type Result = { data?: unknown; errors?: readonly GraphQLError[] };
 
-/** No data and no error with a path: execution never started (variables, or the operation, were refused). */
-function failedBeforeExecution(result: Result): boolean {
+/**
+ * No data, and every error is either without a path (execution never started: the variables, or the
+ * operation, were refused) or a BAD_USER_INPUT from a resolver (a domain rule refused an argument).
+ */
+function refusedInput(result: Result): boolean {
   const errors = result.errors ?? [];
-  return result.data == null && errors.length > 0 && errors.every((error) => error.path === undefined);
+  return (
+    result.data == null &&
+    errors.length > 0 &&
+    errors.every((error) => error.path === undefined || error.extensions?.code === ErrorCode.BAD_USER_INPUT)
+  );
+}
+
+/** `input.name` and `i.name` name the same field: the argument's name or the variable's, then the path. */
+const withinArgument = (field: string) => field.slice(field.indexOf('.') + 1);
+
+/** Whether the problems found again say at least what each resolver's error said (none is lost). */
+function coversResolverErrors(errors: readonly GraphQLError[], problems: VariableProblem[]): boolean {
+  const found = new Set(problems.map(({ field }) => withinArgument(field)));
+  return errors.every(
+    (error) =>
+      error.path === undefined ||
+      (typeof error.extensions?.field === 'string' && found.has(withinArgument(error.extensions.field))),
+  );
 }
 
 /**
- * Gives variable errors the same BAD_USER_INPUT shape (code, field, reason) as the zod rules'. Which
- * variables are wrong is worked out again from the types and values: the executors (graphql-js, or
- * graphql-jit) say it only in English sentences, each in its own words. Any other result is returned
- * as it is, but with at most MAX_ERRORS errors and one "too many errors" entry (both faces pass here).
+ * Gives input errors the same BAD_USER_INPUT shape (code, field, reason) whichever check found them,
+ * one error per invalid field: the types' and the domain rules' problems, all found in one walk of
+ * the variables. The executors (graphql-js, or graphql-jit) say type problems only in English
+ * sentences, each in its own words, and the zod rules run only once every type is right, each
+ * resolver reporting its first. Any other result is returned as it is, but with at most MAX_ERRORS
+ * errors and one "too many errors" entry (both faces pass here).
  */
 export function withVariableErrorCodes<R extends Result>(
   schema: GraphQLSchema,
@@ -119,9 +161,9 @@ export function withVariableErrorCodes<R extends Result>(
   variables: Readonly<Record<string, unknown>> | null | undefined,
   result: R,
 ): R {
-  if (!failedBeforeExecution(result)) return capErrors(result);
+  if (!refusedInput(result)) return capErrors(result);
   const problems = findVariableProblems(schema, document, operationName, variables);
-  if (problems.length === 0) return capErrors(result);
+  if (problems.length === 0 || !coversResolverErrors(result.errors ?? [], problems)) return capErrors(result);
   return capErrors({ ...result, errors: problems.map(({ field, reason }) => badUserInput(field, reason)) });
 }
 

@@ -8,7 +8,7 @@ import { sendError } from '../http/send-error.ts';
 import { sendJsonText } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createDeprecationTracker } from './deprecation.ts';
-import { invalidParameter, RestError, restErrorFromGraphQL } from './http-errors.ts';
+import { invalidParameter, RestError, restErrorFromGraphQL, restErrorFromGraphQLErrors } from './http-errors.ts';
 import { readJsonBody } from './request-body.ts';
 import { REST_OPERATIONS, type RestOperation, type RestRequest } from './routes.ts';
 
@@ -69,8 +69,8 @@ export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, 
   }
 
   function answerOf(operation: RestOperation, result: ExecutionResult, request: RestRequest) {
-    const [firstError] = result.errors ?? [];
-    if (firstError || !result.data) throw firstError ?? new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
+    if (result.errors?.length) throw restErrorFromGraphQLErrors(result.errors, operation.restField);
+    if (!result.data) throw new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
     return operation.respond(result.data, request);
   }
 

@@ -1,5 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import type { HttpError } from '../http/send-error.ts';
+import { NEW_PET_FIELD_ORDER } from '../pets/pet-rules.ts';
 
 /** The closed set of `code` values of REST Error bodies, each with its one HTTP status. */
 export const REST_ERRORS = {
@@ -28,6 +29,8 @@ export class RestError extends Error implements HttpError {
     readonly code: RestErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** The parameter or body field a BAD_USER_INPUT is about. */
+    readonly field?: string,
   ) {
     super(message);
     this.name = 'RestError';
@@ -36,8 +39,10 @@ export class RestError extends Error implements HttpError {
 }
 
 export function invalidParameter(name: string, reason: string): RestError {
-  return new RestError('BAD_USER_INPUT', `Invalid value for "${name}": ${reason}`);
+  return new RestError('BAD_USER_INPUT', `Invalid value for "${name}": ${reason}`, {}, name);
 }
+
+const unexpected = () => new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
 
 function stringHeaders(value: unknown): Record<string, string> {
   if (typeof value !== 'object' || value === null) return {};
@@ -64,10 +69,32 @@ export function restErrorFromGraphQL(
     reason?: unknown;
     http?: { status?: unknown; headers?: unknown };
   };
-  if (!isRestCode(code) || http?.status !== REST_ERRORS[code])
-    return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
+  if (!isRestCode(code) || http?.status !== REST_ERRORS[code]) return unexpected();
   if (code === 'BAD_USER_INPUT' && typeof field === 'string' && typeof reason === 'string') {
     return invalidParameter(restField(field), reason);
   }
   return new RestError(code, error.message, stringHeaders(http.headers));
+}
+
+/** Where a REST field comes in a message: NewPet's contract order first, any other field after it. */
+function fieldRank(field: string): number {
+  const index = (NEW_PET_FIELD_ORDER as readonly string[]).indexOf(field);
+  return index === -1 ? NEW_PET_FIELD_ORDER.length : index;
+}
+
+const byContractOrder = (a: string, b: string) => fieldRank(a) - fieldRank(b) || (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The REST Error for an operation's GraphQL errors. When each names an invalid field, one 400 names
+ * them all, in the contract's field order (others after, by name), whatever order the body gave
+ * them in: `Invalid value for "name": is required; Invalid value for "categoryId": is required`.
+ */
+export function restErrorFromGraphQLErrors(
+  errors: readonly GraphQLError[],
+  restField: (graphqlPath: string) => string = (path) => path,
+): RestError {
+  const invalid = errors.map((error) => restErrorFromGraphQL(error, restField));
+  if (invalid.length < 2 || invalid.some((error) => error.field === undefined)) return invalid[0] ?? unexpected();
+  const ordered = invalid.toSorted((a, b) => byContractOrder(a.field as string, b.field as string));
+  return new RestError('BAD_USER_INPUT', ordered.map((error) => error.message).join('; '));
 }

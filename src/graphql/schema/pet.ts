@@ -1,9 +1,17 @@
 import { GET_PET_DEPRECATION_REASON } from '../../deprecations.ts';
 import { decodeCursor, encodeCursor } from '../../pets/cursor.ts';
 import { LIST_LIMIT, type NewPet, PET_NAME_MAX_LENGTH, type Pet, type PetPage } from '../../pets/pet.ts';
-import { categoryIdRule, listLimitRule, petIdRule, petNameRule } from '../../pets/pet-rules.ts';
+import {
+  categoryIdRule,
+  listLimitRule,
+  NULL_STATUS_REASON,
+  petIdRule,
+  petNameRule,
+  statusNotNullRule,
+} from '../../pets/pet-rules.ts';
 import { builder } from '../builder.ts';
 import { badUserInput } from '../errors.ts';
+import { alsoCheckedBy, checkedBy } from '../input-rules.ts';
 import { listSize } from '../list-size.ts';
 import { Int64 } from './int64.ts';
 import { PET_STATUS_VALUES } from './pet-status.ts';
@@ -32,15 +40,16 @@ const PetRef = builder.objectRef<Pet>('Pet').implement({
 const NewPetInput = builder.inputType('NewPet', {
   description: `A pet to add. The service assigns the id. Names hold 1 to ${PET_NAME_MAX_LENGTH} characters, not all whitespace, and no control or format characters or line separators (Unicode Cc, Cf, Zl, Zp).`,
   fields: (t) => ({
-    name: t.string({ required: true, validate: { schema: petNameRule } }),
-    categoryId: t.field({ type: Int64, required: true, validate: { schema: categoryIdRule } }),
-    status: t.field({ type: PetStatus, description: 'Omit it to leave the status unset; null is refused.' }),
+    name: t.string({ required: true, ...checkedBy(petNameRule) }),
+    categoryId: t.field({ type: Int64, required: true, ...checkedBy(categoryIdRule) }),
+    status: t.field({
+      type: PetStatus,
+      description: 'Omit it to leave the status unset; null is refused.',
+      ...alsoCheckedBy(statusNotNullRule),
+    }),
   }),
   // An explicit null would be stored as "no status" while looking like a value was sent.
-  validate: [
-    (input) => input.status !== null,
-    { message: 'must not be null; omit it to leave the status unset', path: ['status'] },
-  ],
+  validate: [(input) => input.status !== null, { message: NULL_STATUS_REASON, path: ['status'] }],
 });
 
 const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
