@@ -41,6 +41,37 @@ export interface KeyRing {
   hasUsableKey(): boolean;
 }
 
+/** API_KEYS keys by the digest of their token: every scope, any document, no expiry. */
+function configuredByDigest(keys: readonly string[]): Map<string, KnownKey> {
+  const known = (key: string): KnownKey => ({
+    keyId: configuredKeyId(key),
+    expiresAt: null,
+    issued: false,
+    arbitraryDocuments: true,
+    scopes: EVERY_SCOPE,
+  });
+  return new Map(keys.map((key) => [sha256Hex(key), known(key)]));
+}
+
+/** Issued keys by their stored digest, as their records say. */
+function issuedByDigest(keys: readonly ActiveKey[]): Map<string, KnownKey> {
+  const known = (key: ActiveKey): KnownKey => ({
+    keyId: key.id,
+    expiresAt: key.expiresAt?.getTime() ?? null,
+    issued: true,
+    arbitraryDocuments: key.allowArbitraryDocuments,
+    scopes: new Set(key.scopes),
+  });
+  return new Map(keys.map((key) => [key.digest, known(key)]));
+}
+
+/** Everything of the issued keys that changes what they allow: equal fingerprints, nothing to replace. */
+function fingerprintOf(keys: readonly ActiveKey[]): string {
+  const facts = (key: ActiveKey) =>
+    `${key.id}:${key.digest}:${key.expiresAt?.getTime() ?? ''}:${key.allowArbitraryDocuments}:${key.scopes.join(' ')}`;
+  return keys.map(facts).sort().join(',');
+}
+
 /**
  * The keys this instance accepts: API_KEYS plus the issued ones, found by the SHA-256 of the token
  * (a random key cannot be guessed digest by digest, so the lookup's timing reveals nothing usable).
@@ -48,12 +79,7 @@ export interface KeyRing {
  * whenever the issued keys change, so a revocation is never hidden behind it.
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
-  const configured = new Map<string, KnownKey>(
-    configuredKeys.map((key) => [
-      sha256Hex(key),
-      { keyId: configuredKeyId(key), expiresAt: null, issued: false, arbitraryDocuments: true, scopes: EVERY_SCOPE },
-    ]),
-  );
+  const configured = configuredByDigest(configuredKeys);
   let issued = new Map<string, KnownKey>();
   let issuedFingerprint = '';
   const remembered = new Map<string, KnownKey>();
@@ -82,27 +108,10 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   }
 
   function setIssuedKeys(keys: readonly ActiveKey[]): void {
-    const fingerprint = keys
-      .map(
-        (key) =>
-          `${key.id}:${key.digest}:${key.expiresAt?.getTime() ?? ''}:${key.allowArbitraryDocuments}:${key.scopes.join(' ')}`,
-      )
-      .sort()
-      .join(',');
+    const fingerprint = fingerprintOf(keys);
     if (fingerprint === issuedFingerprint) return;
     issuedFingerprint = fingerprint;
-    issued = new Map(
-      keys.map((key) => [
-        key.digest,
-        {
-          keyId: key.id,
-          expiresAt: key.expiresAt?.getTime() ?? null,
-          issued: true,
-          arbitraryDocuments: key.allowArbitraryDocuments,
-          scopes: new Set(key.scopes),
-        },
-      ]),
-    );
+    issued = issuedByDigest(keys);
     remembered.clear();
   }
 
