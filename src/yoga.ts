@@ -101,7 +101,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
     cors: false,
     // Nothing here takes file uploads; multipart parsing would only be more to attack.
     multipart: false,
-    // The edge reads and limits bodies (measured: Yoga's own limiter costs more than half the throughput).
+    // The edge reads and limits bodies: Yoga's own limiter costs throughput (docs/benchmarks.md).
     maxRequestBodySize: false,
     // GraphQL-over-HTTP's persisted documents: a POST body may name one instead of sending a query.
     extraParamNames: ['documentId'],

@@ -50,7 +50,7 @@ const UNSUPPORTED_MEDIA_TYPE = {
 /**
  * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
  * answers the ordinary POSTs and GETs it can in a regular JSON type (graphql-fast-path.ts), and Yoga
- * gets the rest (streams included), with the parsed body (Yoga's own limiter halved throughput) and
+ * gets the rest (streams included), with the parsed body (Yoga's own limiter is slower) and
  * the request's identity. Requests Yoga would mishandle are answered here: an Accept it cannot serve
  * or a body it cannot read, URL-encoded parameters that are not JSON (yoga-behaviour.ts).
  */
