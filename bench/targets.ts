@@ -10,7 +10,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { createYoga } from 'graphql-yoga';
 import { EVERY_SCOPE } from '../src/auth/scopes.ts';
 import { parseConfig } from '../src/config.ts';
-import type { Context, RequestIdentity } from '../src/context.ts';
+import type { Context, ExecutionExchange } from '../src/context.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { createIdempotentCreates } from '../src/idempotency/idempotent-create.ts';
 import { createLogger } from '../src/logger.ts';
@@ -114,7 +114,7 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
   // The peers get the same schema and the context our resolvers read, and nothing else.
   const records = stores.idempotencyRecords;
   const createPet = createPetUseCase(pets, createIdempotentCreates({ pets, records, retentionMs: 3_600_000 }));
-  const identity: RequestIdentity = {
+  const exchange: ExecutionExchange = {
     id: 'bench',
     face: 'graphql',
     keyId: 'bench',
@@ -125,7 +125,7 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
     scopes: EVERY_SCOPE,
     documentId: '',
   };
-  const context = (): Context => ({ pets, createPet, identity });
+  const context = (): Context => ({ pets, createPet, exchange });
   const sofa = createYoga({ schema, context, plugins: [useSofa({ basePath: SOFA_BASE_PATH })] });
   const yoga = createYoga({ schema, context });
   return {

@@ -1,10 +1,10 @@
 import type { Scopes } from './auth/scopes.ts';
 import type { Face } from './http/send-error.ts';
-import type { CreatePet, CreateRequest } from './pets/create-pet.ts';
+import type { CreatePet, CreatingExchange } from './pets/create-pet.ts';
 import type { PetRepository } from './pets/pet-repository.ts';
 
-/** What the edge hands to execution for every request, GraphQL or REST (the edge's RequestScope is one). */
-export interface RequestIdentity extends CreateRequest {
+/** What execution sees of the exchange, GraphQL or REST (the edge's Exchange is one; bench passes a plain object). */
+export interface ExecutionExchange extends CreatingExchange {
   /** The request id the client got back (X-Request-Id): every log line about the request carries it. */
   id: string;
   /** Which face was called: both run the same operations, with the same rules. */
@@ -19,9 +19,9 @@ export interface RequestIdentity extends CreateRequest {
   documentId: string;
 }
 
-/** Yoga's server context: the edge passes the request's identity under this one name. */
+/** Yoga's server context: the edge passes the request's exchange under this one name. */
 export interface ServerContext {
-  identity: RequestIdentity;
+  exchange: ExecutionExchange;
 }
 
 /** What resolvers see. The edge has already authenticated the request. */
@@ -32,5 +32,5 @@ export interface Context extends ServerContext {
 
 /** Runs once per operation, so it only picks up what the edge already established. */
 export function createContextFactory(pets: PetRepository, createPet: CreatePet) {
-  return ({ identity }: ServerContext): Context => ({ pets, createPet, identity });
+  return ({ exchange }: ServerContext): Context => ({ pets, createPet, exchange });
 }

@@ -95,7 +95,7 @@ async function anyIssuedKey(stores: Stores): Promise<boolean> {
  * nobody else can use it (a loopback listener, not production) and nothing else would authenticate.
  * Shown once in full: only this machine's users see this terminal, and curl needs it.
  */
-async function withDevelopmentKey(stores: Stores): Promise<{ config: Config; graphiqlApiKey?: string }> {
+async function withDevelopmentKey(stores: Stores): Promise<{ config: Config; developmentKey?: string }> {
   if (config.API_KEYS.length > 0 || config.NODE_ENV === 'production') return { config };
   if (!isLoopbackAddress(config.HOST)) {
     logger.info({ host: config.HOST }, 'no development key: HOST is not a loopback address');
@@ -108,7 +108,7 @@ async function withDevelopmentKey(stores: Stores): Promise<{ config: Config; gra
   if (issued) return { config };
   const key = `dev_${randomBytes(24).toString('base64url')}`;
   logger.warn({ apiKey: key }, 'no API_KEYS and no issued key: generated a development key for this run');
-  return { config: { ...config, API_KEYS: [key] }, graphiqlApiKey: key };
+  return { config: { ...config, API_KEYS: [key] }, developmentKey: key };
 }
 
 /** MONGODB_URI, or the embedded FerretDB over DATA_DIR when it is unset. */
@@ -141,8 +141,8 @@ async function start(): Promise<void> {
   const metrics = createMetrics();
   const stores = await createMongoStores(database, { metrics, logger });
   if (embedded) warnWhenEmbeddedStoreIsLarge(database.db, logger);
-  const { config: settings, graphiqlApiKey } = await withDevelopmentKey(stores);
-  service = createService({ config: settings, stores, logger, metrics, graphiqlApiKey, tracer: tracing?.tracer });
+  const { config: settings, developmentKey } = await withDevelopmentKey(stores);
+  service = createService({ config: settings, stores, logger, metrics, developmentKey, tracer: tracing?.tracer });
   await service.ready;
   // A failed first read was logged by the key sync; this then also says nothing can authenticate yet.
   if (!service.hasUsableKey()) {

@@ -28,8 +28,8 @@ export interface ServiceDependencies {
   stores: Stores;
   logger: Logger;
   metrics: Metrics;
-  /** Pre-filled in GraphiQL's Headers tab: only for a generated development key on loopback. */
-  graphiqlApiKey?: string;
+  /** Pre-filled in GraphiQL and authorized on the REST reference page: only a generated development key on loopback. */
+  developmentKey?: string;
   /** Set while tracing (register.ts started it): server spans named by route, GraphQL spans. */
   tracer?: Tracer;
   /**
@@ -75,7 +75,7 @@ function createLimits({ config, logger, metrics }: ServiceDependencies) {
 
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(dependencies: ServiceDependencies): Service {
-  const { config, stores, logger, metrics, graphiqlApiKey, tracer } = dependencies;
+  const { config, stores, logger, metrics, developmentKey, tracer } = dependencies;
   const limits = createLimits(dependencies);
   const { rateLimits } = limits;
   const restBasePath = config.REST_BASE_PATH;
@@ -97,7 +97,7 @@ export function createService(dependencies: ServiceDependencies): Service {
     pages: createPublicPages({
       graphqlEndpoint: GRAPHQL_ENDPOINT,
       restBasePath,
-      graphiqlApiKey,
+      developmentKey,
       openApiDocument: createOpenApiDocumentHandler(loadOpenApiDocument(), restBasePath),
     }),
     readiness: createReadiness(stores.ping, drain.isDraining),

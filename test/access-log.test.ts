@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ACCESS_LINES_HELD_BACK, createAccessLog } from '../src/edge/access-log.ts';
-import type { RequestScope } from '../src/http/request-scope.ts';
+import type { Exchange } from '../src/http/exchange.ts';
 import { createLogger, LOG_BATCH_BYTES, LOG_BATCH_INTERVAL_MS } from '../src/logger.ts';
 import { capturingLogger, type LogLine, linesDuring } from './support/capturing-logger.ts';
 import { AUTH, useTestServer } from './support/test-server.ts';
@@ -16,7 +16,7 @@ const { logger, lines } = capturingLogger();
 const server = useTestServer({ logger });
 
 /** The parts of a request the access log reads, as the edge would hold them. */
-function scopeOf(url: string, status: number, finished: boolean, extra: Partial<RequestScope> = {}): RequestScope {
+function exchangeOf(url: string, status: number, finished: boolean, extra: Partial<Exchange> = {}): Exchange {
   return {
     req: { method: 'GET', url } as IncomingMessage,
     res: { statusCode: status, writableFinished: finished } as ServerResponse,
@@ -26,7 +26,7 @@ function scopeOf(url: string, status: number, finished: boolean, extra: Partial<
     documentId: '',
     clientAddress: '',
     ...extra,
-  } as RequestScope;
+  } as Exchange;
 }
 
 /** Everything but the clock and the duration, which differ between two lines by nature. */
@@ -109,13 +109,13 @@ describe('the access log', () => {
     const { logger: own, lines: written } = capturingLogger();
     const log = createAccessLog(own);
     const documentId = `sha256:${'b'.repeat(64)}`;
-    const graphql = scopeOf(`/graphql?documentId=${documentId}&variables=%7B%7D`, 200, true, {
+    const graphql = exchangeOf(`/graphql?documentId=${documentId}&variables=%7B%7D`, 200, true, {
       face: 'graphql',
       path: '/graphql',
       documentId,
     });
     log(graphql, performance.now());
-    log(scopeOf('/v1/pets?limit=2&status=sold', 200, true), performance.now());
+    log(exchangeOf('/v1/pets?limit=2&status=sold', 200, true), performance.now());
     expect(written.map(({ url, documentId }) => ({ url, documentId }))).toEqual([
       { url: '/graphql', documentId },
       { url: '/v1/pets?limit=2&status=sold', documentId: undefined },
@@ -124,12 +124,12 @@ describe('the access log', () => {
 
   it.each(DESTINATIONS)('writes the line pino would write for the same fields, into %s', (_into, open) => {
     const scopes = [
-      scopeOf('/v1/pets/7', 200, true, { keyId: 'k1' }),
-      scopeOf('/v1/pets/"x"\\y?name=Rex%20ü\u2028', 404, true),
-      scopeOf('/graphql', 200, true, { keyId: 'k2', documentId: `sha256:${'a'.repeat(64)}` }),
-      scopeOf('/v1/pets', 401, true, { clientAddress: '203.0.113.7' }),
-      scopeOf('/graphql', 429, true, { keyId: 'k3', clientAddress: '2001:db8::1' }),
-      scopeOf('/v1/pets', 200, false),
+      exchangeOf('/v1/pets/7', 200, true, { keyId: 'k1' }),
+      exchangeOf('/v1/pets/"x"\\y?name=Rex%20ü\u2028', 404, true),
+      exchangeOf('/graphql', 200, true, { keyId: 'k2', documentId: `sha256:${'a'.repeat(64)}` }),
+      exchangeOf('/v1/pets', 401, true, { clientAddress: '203.0.113.7' }),
+      exchangeOf('/graphql', 429, true, { keyId: 'k3', clientAddress: '2001:db8::1' }),
+      exchangeOf('/v1/pets', 200, false),
     ];
     const { logger: own, written } = open();
     const accessLog = createAccessLog(own);
@@ -165,8 +165,8 @@ describe('the access log', () => {
     const { logger: service, written } = fileLogger('built.log');
     const { logger: other, lines: captured } = capturingLogger();
     const [serviceInfo, otherInfo] = [vi.spyOn(service, 'info'), vi.spyOn(other, 'info')];
-    createAccessLog(service)(scopeOf('/v1/pets', 200, true), performance.now());
-    createAccessLog(other)(scopeOf('/v1/pets', 200, true), performance.now());
+    createAccessLog(service)(exchangeOf('/v1/pets', 200, true), performance.now());
+    createAccessLog(other)(exchangeOf('/v1/pets', 200, true), performance.now());
     service.flush();
     expect(serviceInfo).not.toHaveBeenCalled();
     expect(otherInfo).toHaveBeenCalledTimes(1);
@@ -186,13 +186,13 @@ describe('the access log', () => {
     expect(accessLine(served)).not.toHaveProperty('clientAddress');
     // A 200 or 404 scope that knows its address still leaves it out.
     const { logger: own, lines: written } = capturingLogger();
-    createAccessLog(own)(scopeOf('/v1/nowhere', 404, true, { clientAddress: '203.0.113.7' }), performance.now());
+    createAccessLog(own)(exchangeOf('/v1/nowhere', 404, true, { clientAddress: '203.0.113.7' }), performance.now());
     expect(written[0]).not.toHaveProperty('clientAddress');
   });
 
   it('says when the client left before its answer, without a status', () => {
     const { logger: own, lines: written } = capturingLogger();
-    createAccessLog(own)(scopeOf('/v1/pets', 200, false), performance.now());
+    createAccessLog(own)(exchangeOf('/v1/pets', 200, false), performance.now());
     expect(written).toEqual([
       expect.objectContaining({
         level: 30,
@@ -209,7 +209,7 @@ describe('the access log', () => {
     (_into, open) => {
       const { logger: own, written } = open();
       const trace = { trace_id: 'a'.repeat(32), span_id: 'b'.repeat(16), trace_flags: '01' };
-      createAccessLog(own)(scopeOf('/v1/pets', 200, true), performance.now(), trace);
+      createAccessLog(own)(exchangeOf('/v1/pets', 200, true), performance.now(), trace);
       own.flush();
       own.info({ ...trace, reqId: 'req-1', method: 'GET', url: '/v1/pets', status: 200, ms: 1.3 }, 'request');
       const [ours, pinos] = written() as [LogLine, LogLine];
@@ -221,7 +221,7 @@ describe('the access log', () => {
 
   it('writes nothing when the logger is above info', () => {
     const { logger: quiet, lines: written } = capturingLogger('warn');
-    createAccessLog(quiet)(scopeOf('/v1/pets', 200, true), performance.now());
+    createAccessLog(quiet)(exchangeOf('/v1/pets', 200, true), performance.now());
     expect(written).toEqual([]);
   });
 });
@@ -235,7 +235,7 @@ describe("the access log into the service's own destination, lines built togethe
     const requests = ACCESS_LINES_HELD_BACK * 3;
     const expected: string[] = [];
     for (let n = 0; n < requests; n++) {
-      accessLog(scopeOf(`/v1/pets/${n}`, 200, true, { id: `req-${n}`, keyId: 'k1' }), performance.now());
+      accessLog(exchangeOf(`/v1/pets/${n}`, 200, true, { id: `req-${n}`, keyId: 'k1' }), performance.now());
       expected.push(`request ${n}`);
       if (n % 7 === 3) {
         logger.warn({ n }, 'between');
@@ -261,7 +261,7 @@ describe("the access log into the service's own destination, lines built togethe
     const file = join(directory, 'lone.log');
     const accessLog = createAccessLog(createLogger('info', file));
     const started = performance.now();
-    accessLog(scopeOf('/v1/pets/1', 200, true), performance.now());
+    accessLog(exchangeOf('/v1/pets/1', 200, true), performance.now());
     await expect.poll(() => linesOf(file).length, { timeout: 2_000, interval: 10 }).toBe(1);
     expect(performance.now() - started).toBeLessThan(LOG_BATCH_INTERVAL_MS + 1_000);
   });
@@ -270,9 +270,9 @@ describe("the access log into the service's own destination, lines built togethe
     const file = join(directory, 'long.log');
     const accessLog = createAccessLog(createLogger('info', file));
     const url = `/v1/pets?name=${'ü"\\\u0001€'.repeat(LOG_BATCH_BYTES / 8)}`;
-    accessLog(scopeOf('/v1/pets/1', 200, true), performance.now());
-    accessLog(scopeOf(url, 400, true), performance.now());
-    accessLog(scopeOf('/v1/pets/3', 200, true), performance.now());
+    accessLog(exchangeOf('/v1/pets/1', 200, true), performance.now());
+    accessLog(exchangeOf(url, 400, true), performance.now());
+    accessLog(exchangeOf('/v1/pets/3', 200, true), performance.now());
     await expect.poll(() => linesOf(file).length, { timeout: 2_000, interval: 10 }).toBe(3);
     expect(linesOf(file).map((line) => line.url)).toEqual(['/v1/pets/1', url, '/v1/pets/3']);
   });

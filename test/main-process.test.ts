@@ -6,11 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import {
-  type ServiceOptions,
-  type ServiceProcess,
-  startServiceProcess,
-} from '../scripts/service-process.ts';
+import { type ServiceOptions, type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { startFlags } from '../scripts/start-flags.ts';
 import { API_KEY, uniqueDbName } from './support/test-server.ts';
 

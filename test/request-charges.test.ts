@@ -196,14 +196,14 @@ function limitsFor(perKey: Rate) {
     store: counting,
   });
   const headers: Record<string, string> = {};
-  const request = {
+  const exchange = {
     keyId: 'key-1',
     id: 'request-1',
     setResponseHeader: (name: string, value: string) => (headers[name] = value),
   };
   /** A request of `cost` points as the edge and admission take it: its refusal, or undefined. */
-  const send = async (cost: number) => (await limits.request(request)) ?? (await limits.charge(request, cost));
-  return { limits, request, headers, calls, send };
+  const send = async (cost: number) => (await limits.request(exchange)) ?? (await limits.charge(exchange, cost));
+  return { limits, exchange, headers, calls, send };
 }
 
 describe('paying a price from the second and the burst allowance (rate 5, burst 10)', () => {
@@ -223,21 +223,21 @@ describe('paying a price from the second and the burst allowance (rate 5, burst 
   });
 
   it('a price is paid in at most six store calls, whatever it is', async () => {
-    const { limits, request, send, calls } = limitsFor({ rate: 100, burst: 200 });
-    expect(await limits.request(request)).toBeUndefined();
+    const { limits, exchange, send, calls } = limitsFor({ rate: 100, burst: 200 });
+    expect(await limits.request(exchange)).toBeUndefined();
     const before = calls.count;
-    expect(await limits.charge(request, 200)).toBeUndefined();
+    expect(await limits.charge(exchange, 200)).toBeUndefined();
     expect(calls.count - before).toBeLessThanOrEqual(6);
     // All 200 points were spent: the next point is refused, as one over the second's quota.
     expect((await send(1))?.message).toMatch(/^Too many requests for this API key/);
   });
 
   it('two prices racing for the same points: neither is paid twice, and a refused one gives back what it took', async () => {
-    const { limits, request, send } = limitsFor({ rate: 5, burst: 10 });
+    const { limits, exchange, send } = limitsFor({ rate: 5, burst: 10 });
     // Two requests of 7 points each, charged together: both read 8 left; the first pays 6 (3 + 3).
-    await limits.request(request);
-    await limits.request(request);
-    const [first, second] = await Promise.all([limits.charge(request, 7), limits.charge(request, 7)]);
+    await limits.request(exchange);
+    await limits.request(exchange);
+    const [first, second] = await Promise.all([limits.charge(exchange, 7), limits.charge(exchange, 7)]);
     expect(first).toBeUndefined();
     expect(second?.message).toMatch(/costs 7 points/);
     // Exactly 2 points are left (of the burst allowance): the refused charge kept none of what it took.

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RequestScope } from '../http/request-scope.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { type LogBatch, logBatchOf } from '../logger.ts';
 import type { TraceFields } from '../telemetry/log-fields.ts';
 import {
@@ -16,25 +16,25 @@ import {
 /** At most this many requests' lines wait to be built together, where the destination allows it. */
 export const ACCESS_LINES_HELD_BACK = 32;
 
-type AccessLog = (scope: RequestScope, endedAt: number, trace?: TraceFields) => void;
+type AccessLog = (exchange: Exchange, endedAt: number, trace?: TraceFields) => void;
 
 /** Fills `record` from the request: its own strings, no copies. */
-function recordOf(record: AccessRecord, scope: RequestScope, endedAt: number, trace: TraceFields | undefined): void {
-  const { req, res, id, startedAt, keyId, documentId } = scope;
+function recordOf(record: AccessRecord, exchange: Exchange, endedAt: number, trace: TraceFields | undefined): void {
+  const { req, res, id, startedAt, keyId, documentId } = exchange;
   record.time = Date.now();
   record.trace = trace;
   // The request id (a token or a UUID, request-id.ts) and the method (a token, Node's parser).
   record.id = id;
   record.method = req.method ?? '';
   // A GraphQL GET's query string is its document and variables, which logs never hold (docs/security.md).
-  record.url = scope.face === 'graphql' ? scope.path : (req.url ?? '');
+  record.url = exchange.face === 'graphql' ? exchange.path : (req.url ?? '');
   const status = res.writableFinished ? res.statusCode : 0;
   record.status = status;
   record.tenthsOfMs = Math.round((endedAt - startedAt) * 10);
   record.keyId = keyId;
   record.documentId = documentId;
   // As TRUST_PROXY's rule reads it (authenticate.ts), the address the failed-authentication limit counts.
-  record.clientAddress = status === 401 || status === 429 ? scope.clientAddress : '';
+  record.clientAddress = status === 401 || status === 429 ? exchange.clientAddress : '';
 }
 
 /**
@@ -62,8 +62,8 @@ function batchedAccessLog(logger: Logger, batch: LogBatch): AccessLog {
   };
   batch.holdBack(release);
 
-  return (scope, endedAt, trace) => {
-    recordOf(records[waiting] as AccessRecord, scope, endedAt, trace);
+  return (exchange, endedAt, trace) => {
+    recordOf(records[waiting] as AccessRecord, exchange, endedAt, trace);
     if (++waiting === records.length) release();
   };
 }
@@ -71,8 +71,8 @@ function batchedAccessLog(logger: Logger, batch: LogBatch): AccessLog {
 /** Any other logger (a child, a test's, another destination): pino writes the line itself. */
 function loggedAccessLog(logger: Logger): AccessLog {
   const record = blankRecord();
-  return (scope, endedAt, trace) => {
-    recordOf(record, scope, endedAt, trace);
+  return (exchange, endedAt, trace) => {
+    recordOf(record, exchange, endedAt, trace);
     logger.info(accessFields(record), record.status !== 0 ? ANSWERED : LEFT);
   };
 }

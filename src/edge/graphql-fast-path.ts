@@ -1,7 +1,7 @@
 import type { DirectExecution } from '../graphql/direct-execution.ts';
 import type { TrustedDocumentsMode } from '../graphql/trusted-documents.ts';
 import type { ValidatedDocuments } from '../graphql/validated-documents.ts';
-import type { RequestScope } from '../http/request-scope.ts';
+import type { Exchange } from '../http/exchange.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createCompiledOperations } from './compiled-operations.ts';
 import { createFastRequests } from './graphql-fast-request.ts';
@@ -32,31 +32,31 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
   const operationOf = createCompiledOperations(execution);
 
   /** `params`: a POST's parsed body, or a GET's query string as Yoga reads it. */
-  function tryFastPath(scope: RequestScope, params: unknown, get: boolean, mediaType: RegularMediaType) {
+  function tryFastPath(exchange: Exchange, params: unknown, get: boolean, mediaType: RegularMediaType) {
     if (typeof params !== 'object' || params === null) return false;
-    const request = requestOf(scope, params as Record<string, unknown>);
+    const request = requestOf(exchange, params as Record<string, unknown>);
     const operation = request && operationOf(request.document, request.operationName);
     if (!request || !operation || (get && !runsByGet(operation.type))) return false;
     // As the trusted-documents gate does: metrics and the access log name the document it ran by.
-    scope.documentId = request.documentId;
+    exchange.documentId = request.documentId;
     metrics.countFastPathRequest();
-    return Promise.resolve(execution.run(operation, scope, request.variables)).then((result) => {
+    return Promise.resolve(execution.run(operation, exchange, request.variables)).then((result) => {
       const outcome = result.errors?.length ? 'error' : 'success';
-      metrics.countGraphQLOperation(operation.name, operation.type, outcome, scope.documentId);
-      writeResultAsYoga(scope.res, result, mediaType, operation.stringify);
+      metrics.countGraphQLOperation(operation.name, operation.type, outcome, exchange.documentId);
+      writeResultAsYoga(exchange.res, result, mediaType, operation.stringify);
       return true as const;
     });
   }
 
   return {
     /** A POST: only a body Yoga parses as JSON. Answers and returns a promise of true, or false for Yoga. */
-    post(scope: RequestScope, body: unknown, mediaType: RegularMediaType): false | Promise<true> {
-      if (postBodyOf(scope.req.headers['content-type']) !== 'json') return false;
-      return tryFastPath(scope, body, false, mediaType);
+    post(exchange: Exchange, body: unknown, mediaType: RegularMediaType): false | Promise<true> {
+      if (postBodyOf(exchange.req.headers['content-type']) !== 'json') return false;
+      return tryFastPath(exchange, body, false, mediaType);
     },
     /** A GET: its query string as Yoga reads it (yoga-behaviour.ts graphQLUrlParams). */
-    get(scope: RequestScope, params: Record<string, unknown>, mediaType: RegularMediaType): false | Promise<true> {
-      return tryFastPath(scope, params, true, mediaType);
+    get(exchange: Exchange, params: Record<string, unknown>, mediaType: RegularMediaType): false | Promise<true> {
+      return tryFastPath(exchange, params, true, mediaType);
     },
   };
 }

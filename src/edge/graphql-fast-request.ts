@@ -1,7 +1,7 @@
 import type { DocumentNode } from 'graphql';
 import { maySendWholeDocuments, type TrustedDocumentsMode } from '../graphql/trusted-documents.ts';
 import type { ValidatedDocuments } from '../graphql/validated-documents.ts';
-import type { RequestScope } from '../http/request-scope.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { hasOrdinaryParams } from './yoga-behaviour.ts';
 
 /** A request the fast path may answer: its document already found valid by Yoga. */
@@ -28,20 +28,20 @@ export interface FastRequestOptions {
  * undefined, for Yoga to judge in its own words.
  */
 export function createFastRequests({ documents, trustedDocuments, publishedText }: FastRequestOptions) {
-  function textOf(scope: RequestScope, query: unknown, documentId: unknown): { text: string; id: string } | undefined {
+  function textOf(exchange: Exchange, query: unknown, documentId: unknown): { text: string; id: string } | undefined {
     if (typeof documentId === 'string' && query == null) {
       const text = publishedText(documentId);
       return text === undefined ? undefined : { text, id: documentId };
     }
-    if (typeof query === 'string' && documentId == null && maySendWholeDocuments(trustedDocuments, scope)) {
+    if (typeof query === 'string' && documentId == null && maySendWholeDocuments(trustedDocuments, exchange)) {
       return { text: query, id: '' };
     }
     return undefined;
   }
 
-  return function requestOf(scope: RequestScope, params: Record<string, unknown>): FastRequest | undefined {
+  return function requestOf(exchange: Exchange, params: Record<string, unknown>): FastRequest | undefined {
     if (!hasOrdinaryParams(params)) return undefined;
-    const sent = textOf(scope, params.query, params.documentId);
+    const sent = textOf(exchange, params.query, params.documentId);
     const document = sent && documents.get(sent.text);
     if (!sent || !document) return undefined;
     return {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerContext } from '../context.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { BodyTooLargeError, readBody } from '../http/read-body.ts';
-import type { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import type { GraphQLFastPath } from './graphql-fast-path.ts';
 import { graphQLNegotiation } from './graphql-media-types.ts';
@@ -51,15 +51,15 @@ const UNSUPPORTED_MEDIA_TYPE = {
  * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
  * answers the ordinary POSTs and GETs it can in a regular JSON type (graphql-fast-path.ts), and Yoga
  * gets the rest (streams included), with the parsed body (Yoga's own limiter is slower) and
- * the request's identity. Requests Yoga would mishandle are answered here: an Accept it cannot serve
+ * the exchange. Requests Yoga would mishandle are answered here: an Accept it cannot serve
  * or a body it cannot read, URL-encoded parameters that are not JSON (yoga-behaviour.ts).
  */
 export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, fastPath?: GraphQLFastPath) {
-  const badRequest = (scope: RequestScope, message: string) =>
-    sendError(scope.res, 'graphql', { status: 400, code: 'BAD_REQUEST', message });
+  const badRequest = (exchange: Exchange, message: string) =>
+    sendError(exchange.res, 'graphql', { status: 400, code: 'BAD_REQUEST', message });
 
-  return async (scope: RequestScope): Promise<unknown> => {
-    const { req, res } = scope;
+  return async (exchange: Exchange): Promise<unknown> => {
+    const { req, res } = exchange;
     const answer = graphQLNegotiation.answerFor(req.headers.accept);
     if (answer === 'none') return sendError(res, 'graphql', NOT_ACCEPTABLE);
     if (req.method === 'POST') {
@@ -74,24 +74,25 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
         const tooLarge = { status: 413, code: 'PAYLOAD_TOO_LARGE', message: error.message };
         return sendError(res, 'graphql', tooLarge, { Connection: 'close' });
       }
-      if (bytes.length === 0) return badRequest(scope, 'The request body is empty: send a JSON object with a "query"');
+      if (bytes.length === 0)
+        return badRequest(exchange, 'The request body is empty: send a JSON object with a "query"');
       if (bodyKind === 'form') {
         const form = graphQLUrlParams(bytes.toString('utf8'));
-        if (!form.ok) return badRequest(scope, form.message);
+        if (!form.ok) return badRequest(exchange, form.message);
       }
       const parsed = parsedGraphQLBody(bodyKind, bytes);
-      if (!parsed.ok) return badRequest(scope, parsed.message);
-      const answered = answer !== 'stream' && fastPath?.post(scope, parsed.body, answer);
+      if (!parsed.ok) return badRequest(exchange, parsed.message);
+      const answered = answer !== 'stream' && fastPath?.post(exchange, parsed.body, answer);
       if (answered) return answered;
       // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`.
       (req as IncomingMessage & { body?: unknown }).body = parsed.body;
     }
     if (req.method === 'GET') {
-      const url = graphQLUrlParams(scope.query);
-      if (!url.ok) return badRequest(scope, url.message);
-      const answered = answer !== 'stream' && fastPath?.get(scope, url.params, answer);
+      const url = graphQLUrlParams(exchange.query);
+      if (!url.ok) return badRequest(exchange, url.message);
+      const answered = answer !== 'stream' && fastPath?.get(exchange, url.params, answer);
       if (answered) return answered;
     }
-    return yoga(req, res, { identity: scope });
+    return yoga(req, res, { exchange });
   };
 }

@@ -1,6 +1,6 @@
 import { withDeadline } from '../db/deadline.ts';
 import { RETRY_AFTER_SECONDS } from '../errors.ts';
-import type { RequestScope } from '../http/request-scope.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { sendJson } from '../http/send-json.ts';
 
 /** /ready answers within 2 s, database or not: a load balancer's probe must not hang. */
@@ -13,7 +13,7 @@ const RETRY_AFTER = { 'Retry-After': String(RETRY_AFTER_SECONDS) };
 export const READY_ANSWER_TTL_MS = 1_000;
 
 /** `/health`: the process is up. Says nothing of the database, so a restart loop never starts from it. */
-export function sendHealth({ res }: RequestScope): void {
+export function sendHealth({ res }: Exchange): void {
   sendJson(res, 200, { status: 'ok' });
 }
 
@@ -46,7 +46,7 @@ function sharedPing(ping: (signal: AbortSignal) => Promise<void>): () => Promise
  */
 export function createReadiness(ping: (signal: AbortSignal) => Promise<void>, isDraining: () => boolean) {
   const databaseAnswers = sharedPing(ping);
-  return async ({ res }: RequestScope): Promise<void> => {
+  return async ({ res }: Exchange): Promise<void> => {
     if (isDraining()) return sendJson(res, 503, { status: 'draining' }, RETRY_AFTER);
     if (await databaseAnswers()) return sendJson(res, 200, { status: 'ready' });
     sendJson(res, 503, { status: 'unavailable' }, RETRY_AFTER);

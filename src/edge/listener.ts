@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { setEarlyHeader } from '../http/edge-response.ts';
+import { Exchange } from '../http/exchange.ts';
 import { ClientClosedError } from '../http/read-body.ts';
-import { RequestScope } from '../http/request-scope.ts';
 import { sendError } from '../http/send-error.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { TraceFields } from '../telemetry/log-fields.ts';
@@ -16,7 +16,7 @@ import { createRouteTable, type Route } from './route-table.ts';
 export interface EdgeOptions {
   routes: readonly Route[];
   fallback: Route;
-  authenticate: (scope: RequestScope) => Admission;
+  authenticate: (exchange: Exchange) => Admission;
   drain: Drain;
   logger: Logger;
   metrics: Metrics;
@@ -34,60 +34,64 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
   const table = createRouteTable(routes, fallback);
   const accessLog = createAccessLog(logger);
 
-  function dispatch(route: Route, scope: RequestScope): unknown {
-    const handler = table.handlerFor(route, scope.method);
-    if (!handler) return sendError(scope.res, route.face, table.methodNotAllowed(route, scope));
-    const forbidden = table.forbidden(route, scope);
-    if (forbidden) return sendError(scope.res, route.face, forbidden);
-    return handler(scope);
+  function dispatch(route: Route, exchange: Exchange): unknown {
+    const handler = table.handlerFor(route, exchange.method);
+    if (!handler) return sendError(exchange.res, route.face, table.methodNotAllowed(route, exchange));
+    const forbidden = table.forbidden(route, exchange);
+    if (forbidden) return sendError(exchange.res, route.face, forbidden);
+    return handler(exchange);
   }
 
-  function serve(route: Route, scope: RequestScope): unknown {
-    if (route.access === 'public') return dispatch(route, scope);
-    const admitted = authenticate(scope);
-    if (admitted === true) return dispatch(route, scope);
+  function serve(route: Route, exchange: Exchange): unknown {
+    if (route.access === 'public') return dispatch(route, exchange);
+    const admitted = authenticate(exchange);
+    if (admitted === true) return dispatch(route, exchange);
     if (admitted === false) return;
-    return admitted.then((admit) => (admit ? dispatch(route, scope) : undefined));
+    return admitted.then((admit) => (admit ? dispatch(route, exchange) : undefined));
   }
 
-  function fail(scope: RequestScope, error: unknown): void {
+  function fail(exchange: Exchange, error: unknown): void {
     // A client that left mid-request is in the access log already; there is no one to answer.
-    if (error instanceof ClientClosedError) return void scope.res.destroy();
-    logger.error({ err: error, reqId: scope.id }, 'unexpected error at the edge');
+    if (error instanceof ClientClosedError) return void exchange.res.destroy();
+    logger.error({ err: error, reqId: exchange.id }, 'unexpected error at the edge');
     tracing?.failed(error);
-    if (scope.res.headersSent) return void scope.res.destroy();
-    sendError(scope.res, scope.face, { status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' });
+    if (exchange.res.headersSent) return void exchange.res.destroy();
+    sendError(exchange.res, exchange.face, {
+      status: 500,
+      code: 'INTERNAL_SERVER_ERROR',
+      message: 'Unexpected error.',
+    });
   }
 
-  function finish(route: Route, scope: RequestScope, trace: TraceFields | undefined): void {
-    const { req, res } = scope;
+  function finish(route: Route, exchange: Exchange, trace: TraceFields | undefined): void {
+    const { req, res } = exchange;
     drain.done(res);
     // One reading of the clock for the line and the metrics: they agree, and a request pays for one.
     const endedAt = performance.now();
-    if (!route.quiet) accessLog(scope, endedAt, trace);
+    if (!route.quiet) accessLog(exchange, endedAt, trace);
     // 499 (nginx's "client closed request"): the client left before its response was complete.
     const status = res.writableFinished ? res.statusCode : 499;
-    metrics.observeRequest(route.label, req.method ?? '', status, (endedAt - scope.startedAt) / 1000);
+    metrics.observeRequest(route.label, req.method ?? '', status, (endedAt - exchange.startedAt) / 1000);
   }
 
   return function listener(req: IncomingMessage, res: ServerResponse): void {
-    const scope = new RequestScope(req, res, requestIdOf(req));
-    setEarlyHeader(res, 'X-Request-Id', scope.id);
+    const exchange = new Exchange(req, res, requestIdOf(req));
+    setEarlyHeader(res, 'X-Request-Id', exchange.id);
     drain.track(res);
-    const route = table.find(scope);
-    scope.face = route.face;
+    const route = table.find(exchange);
+    exchange.face = route.face;
     // The fallback's label names no route: its span keeps the bare method, as OpenTelemetry asks.
-    const trace = tracing?.routed(scope.method, route === fallback ? undefined : route.label);
+    const trace = tracing?.routed(exchange.method, route === fallback ? undefined : route.label);
     // OWASP's REST headers: no answer is sniffed into another type, and none that needs a key is cached.
     setEarlyHeader(res, 'X-Content-Type-Options', 'nosniff');
     if (route.access === 'key') setEarlyHeader(res, 'Cache-Control', 'no-store');
     if (route.headers) for (const name in route.headers) setEarlyHeader(res, name, route.headers[name] as string);
-    res.once('close', () => finish(route, scope, trace));
+    res.once('close', () => finish(route, exchange, trace));
     try {
-      const pending = serve(route, scope);
-      if (pending instanceof Promise) pending.catch((error: unknown) => fail(scope, error));
+      const pending = serve(route, exchange);
+      if (pending instanceof Promise) pending.catch((error: unknown) => fail(exchange, error));
     } catch (error) {
-      fail(scope, error);
+      fail(exchange, error);
     }
   };
 }

@@ -27,16 +27,16 @@ export interface RateLimitsOptions extends RateLimitSettings {
   store?: LimiterStore;
 }
 
-/** What a charge needs of a request: its key, its id for the log, and where its RateLimit fields go. */
-export interface ChargedRequest {
+/** What a charge needs of the exchange: its key, its id for the log, and where its RateLimit fields go. */
+export interface ChargedExchange {
   keyId: string;
   id: string;
   setResponseHeader(name: string, value: string): void;
 }
 
-function setRateLimitFields(policy: Policy, request: ChargedRequest, remaining: number, msBeforeNext: number) {
-  request.setResponseHeader('RateLimit-Policy', policy.policyField);
-  request.setResponseHeader('RateLimit', rateLimitField(policy, remaining, msBeforeNext));
+function setRateLimitFields(policy: Policy, exchange: ChargedExchange, remaining: number, msBeforeNext: number) {
+  exchange.setResponseHeader('RateLimit-Policy', policy.policyField);
+  exchange.setResponseHeader('RateLimit', rateLimitField(policy, remaining, msBeforeNext));
   return undefined;
 }
 
@@ -63,11 +63,11 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     ...failures,
 
     /** Counts a request of this key (one point): sets its RateLimit fields, or gives the refusal. */
-    request(request: ChargedRequest): Promise<Refusal | undefined> | undefined {
-      return keys?.consume(request.keyId).then(
-        (result) => setRateLimitFields(keys, request, result.remainingPoints, result.msBeforeNext),
+    request(exchange: ChargedExchange): Promise<Refusal | undefined> | undefined {
+      return keys?.consume(exchange.keyId).then(
+        (result) => setRateLimitFields(keys, exchange, result.remainingPoints, result.msBeforeNext),
         (rejected: unknown) =>
-          isRefusal(rejected) ? refusal(keys, rejected.msBeforeNext, overRate) : storeFailed(rejected, request.id),
+          isRefusal(rejected) ? refusal(keys, rejected.msBeforeNext, overRate) : storeFailed(rejected, exchange.id),
       );
     },
 
@@ -76,18 +76,18 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
      * the key cannot pay now spends nothing; one over the key's burst is refused whatever is left,
      * since no wait would let it through.
      */
-    charge(request: ChargedRequest, cost: number): Promise<Refusal | undefined> | undefined {
+    charge(exchange: ChargedExchange, cost: number): Promise<Refusal | undefined> | undefined {
       if (!keys || cost <= 1) return undefined;
       const overBurst = cost > perKey.burst;
       // Over the burst: only read what is left, for the RateLimit field.
-      return payPoints(keys, request.keyId, overBurst ? Number.POSITIVE_INFINITY : cost - 1).then(
+      return payPoints(keys, exchange.keyId, overBurst ? Number.POSITIVE_INFINITY : cost - 1).then(
         ({ paid, short }) =>
           paid
-            ? setRateLimitFields(keys, request, paid.remainingPoints, paid.msBeforeNext)
+            ? setRateLimitFields(keys, exchange, paid.remainingPoints, paid.msBeforeNext)
             : priceRefusal(keys, perKey.burst, cost, short),
         (error: unknown) => {
-          if (!overBurst) return storeFailed(error, request.id);
-          logger.warn({ err: error, reqId: request.id }, 'rate limit store failed; RateLimit left out of a refusal');
+          if (!overBurst) return storeFailed(error, exchange.id);
+          logger.warn({ err: error, reqId: exchange.id }, 'rate limit store failed; RateLimit left out of a refusal');
           return priceRefusal(keys, perKey.burst, cost);
         },
       );

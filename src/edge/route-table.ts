@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
-import type { RequestScope } from '../http/request-scope.ts';
+import type { Exchange } from '../http/exchange.ts';
 import type { Face, HttpError } from '../http/send-error.ts';
 
 export type Method = 'GET' | 'POST';
-export type Handler = (scope: RequestScope) => unknown;
+export type Handler = (exchange: Exchange) => unknown;
 type Params = Readonly<Record<string, string>>;
 
 /** One entry of the edge's table: what every answer on a path shares is read from here, never decided again. */
@@ -61,12 +61,12 @@ function allowOf(route: Route): string {
 export function createRouteTable(routes: readonly Route[], fallback: Route) {
   const allow = new Map([...routes, fallback].map((route) => [route, allowOf(route)]));
   return {
-    /** The route of a request; sets the scope's path parameters. */
-    find(scope: RequestScope): Route {
+    /** The route of a request; sets the exchange's path parameters. */
+    find(exchange: Exchange): Route {
       for (const route of routes) {
-        const params = route.match(scope.path, scope.req);
+        const params = route.match(exchange.path, exchange.req);
         if (params === undefined) continue;
-        scope.params = params;
+        exchange.params = params;
         return route;
       }
       return fallback;
@@ -77,16 +77,16 @@ export function createRouteTable(routes: readonly Route[], fallback: Route) {
       return Object.hasOwn(route.methods, wanted) ? route.methods[wanted as Method] : undefined;
     },
     /** 403 when the key lacks the scope the route needs for this method, before its handler runs. */
-    forbidden(route: Route, scope: RequestScope): HttpError | undefined {
+    forbidden(route: Route, exchange: Exchange): HttpError | undefined {
       if (!route.scopes) return undefined;
-      const method = scope.method === 'HEAD' ? 'GET' : scope.method;
+      const method = exchange.method === 'HEAD' ? 'GET' : exchange.method;
       const needed = Object.hasOwn(route.scopes, method) ? route.scopes[method as Method] : undefined;
-      if (!needed || scope.scopes.has(needed)) return undefined;
+      if (!needed || exchange.scopes.has(needed)) return undefined;
       return { status: 403, code: 'FORBIDDEN', message: missingScopeMessage(needed) };
     },
-    methodNotAllowed(route: Route, scope: RequestScope): HttpError {
+    methodNotAllowed(route: Route, exchange: Exchange): HttpError {
       const methods = allow.get(route) ?? '';
-      const message = `${scope.method} is not allowed on ${scope.path}; use ${methods}`;
+      const message = `${exchange.method} is not allowed on ${exchange.path}; use ${methods}`;
       return { status: 405, code: 'METHOD_NOT_ALLOWED', message, headers: { Allow: methods } };
     },
   };

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Scope } from '../auth/scopes.ts';
 import { priceOf } from '../graphql/operation-admission.ts';
-import type { RequestScope } from '../http/request-scope.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { sendError } from '../http/send-error.ts';
 import { deprecationHeaders } from '../rest/deprecation.ts';
 import type { RestExecutor } from '../rest/executor.ts';
@@ -55,7 +55,7 @@ function restRoutes({ restBasePath, rest }: RouteHandlers): Route[] {
     const methods: Partial<Record<Method, Handler>> = {};
     const scopes: Partial<Record<Method, Scope>> = {};
     for (const operation of operations) {
-      methods[operation.method] = (scope) => rest.run(operation, scope);
+      methods[operation.method] = (exchange) => rest.run(operation, exchange);
       // The scope its GraphQL operation needs (pets:read for a query, pets:write for a mutation).
       scopes[operation.method] = priceOf(operation.document)?.scope;
     }
@@ -78,7 +78,7 @@ const notFound: Route = {
   match: () => undefined,
   access: 'key',
   face: 'rest',
-  methods: ({ res, method, path }: RequestScope) =>
+  methods: ({ res, method, path }: Exchange) =>
     sendError(res, 'rest', { status: 404, code: 'ROUTE_NOT_FOUND', message: `No route ${method} ${path}` }),
 };
 

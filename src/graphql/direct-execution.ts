@@ -1,5 +1,5 @@
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
-import type { Context, RequestIdentity, ServerContext } from '../context.ts';
+import type { Context, ExecutionExchange, ServerContext } from '../context.ts';
 import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
 import { type CompiledOperation, compileOperation } from './compiled-operation.ts';
 import type { ErrorLog } from './error-log.ts';
@@ -35,31 +35,31 @@ export interface DirectExecutionOptions {
 export function createDirectExecution(options: DirectExecutionOptions) {
   const { schema, createContext, errorLog, listSizeCheck, admission, executeSpans } = options;
 
-  function executeAdmitted(operation: CompiledOperation, identity: RequestIdentity, variables: Variables): Result {
+  function executeAdmitted(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
     const coded = (result: ExecutionResult) =>
       withVariableErrorCodes(schema, operation.document, operation.operationName, variables, result);
-    const result = operation.query(undefined, createContext({ identity }), variables);
+    const result = operation.query(undefined, createContext({ exchange }), variables);
     return result instanceof Promise ? result.then(coded) : coded(result);
   }
 
   /** Yoga's order (yoga.ts): the scope, the list-size limit, then the price, before anything runs. */
-  function execute(operation: CompiledOperation, identity: RequestIdentity, variables: Variables): Result {
+  function execute(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
     const refused =
-      admission.admit(operation.price, identity) ??
+      admission.admit(operation.price, exchange) ??
       listSizeCheck(schema, operation.document, operation.operationName, variables);
     if (refused) return { errors: [refused] };
-    const charged = admission.charge(operation.price, identity);
-    if (!charged) return executeAdmitted(operation, identity, variables);
+    const charged = admission.charge(operation.price, exchange);
+    if (!charged) return executeAdmitted(operation, exchange, variables);
     if (!(charged instanceof Promise)) return { errors: [charged] };
     return charged.then((overPrice) =>
-      overPrice ? { errors: [overPrice] } : executeAdmitted(operation, identity, variables),
+      overPrice ? { errors: [overPrice] } : executeAdmitted(operation, exchange, variables),
     );
   }
 
   /** What a client may see: each error a resolver threw is logged once, then masked. */
-  function masked(result: ExecutionResult, identity: RequestIdentity): ExecutionResult {
+  function masked(result: ExecutionResult, exchange: ExecutionExchange): ExecutionResult {
     if (!result.errors?.length) return result;
-    errorLog.logResultErrors(result.errors, identity.id);
+    errorLog.logResultErrors(result.errors, exchange.id);
     return { ...result, errors: result.errors.map(maskError) };
   }
 
@@ -67,13 +67,13 @@ export function createDirectExecution(options: DirectExecutionOptions) {
     compile: (document: DocumentNode, operationName?: string): CompiledOperation =>
       compileOperation(schema, document, operationName, executeSpans),
     /** The operation's result as a client may see it; a promise only when a resolver was asynchronous. */
-    run(operation: CompiledOperation, identity: RequestIdentity, variables: Variables): Result {
+    run(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
       const { spanAttributes } = operation;
       const result =
         executeSpans && spanAttributes
-          ? executeSpans.run(spanAttributes, () => execute(operation, identity, variables))
-          : execute(operation, identity, variables);
-      return result instanceof Promise ? result.then((done) => masked(done, identity)) : masked(result, identity);
+          ? executeSpans.run(spanAttributes, () => execute(operation, exchange, variables))
+          : execute(operation, exchange, variables);
+      return result instanceof Promise ? result.then((done) => masked(done, exchange)) : masked(result, exchange);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import type { RequestIdentity } from '../context.ts';
+import type { ExecutionExchange } from '../context.ts';
 import { documentIdOf } from '../documents/document-id.ts';
 import type { PublishedDocuments } from '../documents/published-documents.ts';
 import type { DocumentRefusal, Metrics } from '../metrics/metrics.ts';
@@ -44,29 +44,29 @@ export function createDocumentRefusals(options: { documents: PublishedDocuments;
   const loggedOperations = new Set<string>();
   const loggedRefusals = new Set<string>();
 
-  function refuse(identity: RequestIdentity, reason: DocumentRefusal): GraphQLError {
+  function refuse(exchange: ExecutionExchange, reason: DocumentRefusal): GraphQLError {
     metrics.countDocumentRefused(reason);
-    const once = `${identity.keyId} ${reason}`;
+    const once = `${exchange.keyId} ${reason}`;
     if (!loggedRefusals.has(once) && loggedRefusals.size < MAX_LOGGED) {
       loggedRefusals.add(once);
       logger.info(
-        { keyId: identity.keyId, reason, reqId: identity.id },
-        `refused a GraphQL request of ${identity.keyId}: ${reason} (logged once per key and reason; graphql_documents_refused_total counts them all)`,
+        { keyId: exchange.keyId, reason, reqId: exchange.id },
+        `refused a GraphQL request of ${exchange.keyId}: ${reason} (logged once per key and reason; graphql_documents_refused_total counts them all)`,
       );
     }
     return refusals[reason]();
   }
 
-  function warnUntrusted(identity: RequestIdentity, text: string, name: string | undefined): void {
+  function warnUntrusted(exchange: ExecutionExchange, text: string, name: string | undefined): void {
     const operation = name ?? 'anonymous';
     if (loggedOperations.has(operation) || loggedOperations.size >= MAX_LOGGED) return;
     loggedOperations.add(operation);
     const published = documents.has(documentIdOf(text));
     logger.warn(
-      { operation, keyId: identity.keyId, reqId: identity.id, published },
+      { operation, keyId: exchange.keyId, reqId: exchange.id, published },
       published
-        ? `operation ${operation} was sent whole by ${identity.keyId}: TRUSTED_DOCUMENTS=enforce would refuse it; its text is published, so the client only has to send its id`
-        : `operation ${operation} was sent whole by ${identity.keyId} and is not published: TRUSTED_DOCUMENTS=enforce would refuse it`,
+        ? `operation ${operation} was sent whole by ${exchange.keyId}: TRUSTED_DOCUMENTS=enforce would refuse it; its text is published, so the client only has to send its id`
+        : `operation ${operation} was sent whole by ${exchange.keyId} and is not published: TRUSTED_DOCUMENTS=enforce would refuse it`,
     );
   }
 

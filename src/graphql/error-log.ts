@@ -58,7 +58,7 @@ export function createErrorLog(logger: Logger, now: () => number = Date.now) {
   const afterExecution: ExecutionHooks = {
     onExecuteDone: ({ args, result }) => {
       if (!('errors' in result) || !result.errors) return;
-      logResultErrors(result.errors, (args.contextValue as Partial<ServerContext>).identity?.id);
+      logResultErrors(result.errors, (args.contextValue as Partial<ServerContext>).exchange?.id);
     },
   };
   const plugin: Plugin = { onExecute: () => afterExecution };

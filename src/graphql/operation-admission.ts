@@ -9,7 +9,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
-import type { Context, RequestIdentity } from '../context.ts';
+import type { Context, ExecutionExchange } from '../context.ts';
 import { ErrorCode } from './errors.ts';
 import { fragmentsOf } from './fragments.ts';
 
@@ -27,7 +27,10 @@ export interface ChargeRefusal {
 }
 
 /** Charges `cost` points to the request's key, of which the edge took one: a refusal, or undefined. */
-export type ChargeRequest = (request: RequestIdentity, cost: number) => Promise<ChargeRefusal | undefined> | undefined;
+export type ChargeExchange = (
+  exchange: ExecutionExchange,
+  cost: number,
+) => Promise<ChargeRefusal | undefined> | undefined;
 
 /** Introspection at the root reads the schema, not the store: free, and open to any key (GraphiQL needs it). */
 const isMetaField = (name: string) => name.startsWith('__');
@@ -100,12 +103,12 @@ function rateLimited({ message, headers }: ChargeRefusal): GraphQLError {
 export type Admission = GraphQLError | undefined | Promise<GraphQLError | undefined>;
 
 /** Runs `decide` at onExecute, stopping the execution with its error when it refuses. */
-function atExecute(decide: (price: OperationPrice, identity: RequestIdentity) => Admission): Plugin<Context> {
+function atExecute(decide: (price: OperationPrice, exchange: ExecutionExchange) => Admission): Plugin<Context> {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const price = priceOf(args.document, args.operationName);
       if (!price) return;
-      const admitted = decide(price, args.contextValue.identity);
+      const admitted = decide(price, args.contextValue.exchange);
       if (!admitted) return;
       if (!(admitted instanceof Promise)) return setResultAndStopExecution({ errors: [admitted] });
       return admitted.then((refused) => {
@@ -124,16 +127,16 @@ function atExecute(decide: (price: OperationPrice, identity: RequestIdentity) =>
  * execution (REST, the fast path) calls them itself in the same order. A refused operation runs
  * nothing and stores nothing.
  */
-export function createOperationAdmission(options: { charge?: ChargeRequest }) {
+export function createOperationAdmission(options: { charge?: ChargeExchange }) {
   const charges = options.charge;
 
-  function admit(price: OperationPrice, identity: RequestIdentity): GraphQLError | undefined {
-    return price.scope && !identity.scopes.has(price.scope) ? forbidden(price.scope) : undefined;
+  function admit(price: OperationPrice, exchange: ExecutionExchange): GraphQLError | undefined {
+    return price.scope && !exchange.scopes.has(price.scope) ? forbidden(price.scope) : undefined;
   }
 
-  function charge(price: OperationPrice, identity: RequestIdentity): Admission {
+  function charge(price: OperationPrice, exchange: ExecutionExchange): Admission {
     if (price.cost <= 1) return undefined;
-    return charges?.(identity, price.cost)?.then((refusal) => refusal && rateLimited(refusal));
+    return charges?.(exchange, price.cost)?.then((refusal) => refusal && rateLimited(refusal));
   }
 
   return {

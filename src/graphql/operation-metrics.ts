@@ -19,18 +19,18 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
 export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
   return {
     onValidate:
-      ({ params, context: { identity } }) =>
+      ({ params, context: { exchange } }) =>
       ({ result }) => {
         if (result.length === 0) return;
-        metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error', identity.documentId);
+        metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error', exchange.documentId);
       },
     onExecute: ({ args }) => {
-      const { identity } = args.contextValue as ServerContext;
+      const { exchange } = args.contextValue as ServerContext;
       const { name, type } = operationOf(args.document, args.operationName);
       return {
         onExecuteDone: ({ result }) => {
           const failed = 'errors' in result && (result.errors?.length ?? 0) > 0;
-          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success', identity.documentId);
+          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success', exchange.documentId);
         },
       };
     },

@@ -2,7 +2,7 @@ import { createGraphQLError } from '@graphql-tools/utils';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { RequestIdentity, ServerContext } from '../context.ts';
+import type { ExecutionExchange, ServerContext } from '../context.ts';
 import { normalizeDocumentId } from '../documents/document-id.ts';
 import type { PublishedDocuments } from '../documents/published-documents.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -25,8 +25,8 @@ const notAString = () =>
   });
 
 /** The gate's one rule for documents sent whole (the fast path asks it too): mode `off`, or a key allowed them. */
-export const maySendWholeDocuments = (mode: TrustedDocumentsMode, identity: RequestIdentity): boolean =>
-  mode === 'off' || identity.arbitraryDocuments;
+export const maySendWholeDocuments = (mode: TrustedDocumentsMode, exchange: ExecutionExchange): boolean =>
+  mode === 'off' || exchange.arbitraryDocuments;
 
 type Params = GraphQLParams & { documentId?: unknown };
 
@@ -60,33 +60,33 @@ export function useTrustedDocuments(options: {
   const { mode, documents, metrics } = options;
   const { refuse, warnUntrusted } = createDocumentRefusals(options);
   /** Documents sent whole under `log` by keys that `enforce` would refuse: their text, for the log line. */
-  const untrusted = new WeakMap<RequestIdentity, string>();
+  const untrusted = new WeakMap<ExecutionExchange, string>();
 
   const gate: Plugin<ServerContext> = {
     onParams({ params, request, context }) {
       // Yoga's params hooks get the server context the edge passed (typed {} in its plugin type).
-      const { identity } = context as unknown as ServerContext;
+      const { exchange } = context as unknown as ServerContext;
       const sent = sentDocumentId(params as Params, request);
       if (sent !== undefined) {
-        if (params.query != null) throw refuse(identity, 'document_and_id');
+        if (params.query != null) throw refuse(exchange, 'document_and_id');
         if (typeof sent !== 'string') throw notAString();
         // A published id as the spec writes it (every client of ours) needs no normalising, nor its regex.
         const id = documents.has(sent) ? sent : normalizeDocumentId(sent);
-        if (id === undefined || !documents.has(id)) throw refuse(identity, 'not_in_list');
-        identity.documentId = id;
+        if (id === undefined || !documents.has(id)) throw refuse(exchange, 'not_in_list');
+        exchange.documentId = id;
         return;
       }
-      if (typeof params.query !== 'string' || maySendWholeDocuments(mode, identity)) return;
-      if (mode === 'enforce') throw refuse(identity, 'id_required');
-      untrusted.set(identity, params.query);
+      if (typeof params.query !== 'string' || maySendWholeDocuments(mode, exchange)) return;
+      if (mode === 'enforce') throw refuse(exchange, 'id_required');
+      untrusted.set(exchange, params.query);
     },
     onExecute({ args }) {
-      const { identity } = args.contextValue as ServerContext;
-      const text = untrusted.get(identity);
+      const { exchange } = args.contextValue as ServerContext;
+      const text = untrusted.get(exchange);
       if (text === undefined) return;
       const { name, type } = operationOf(args.document, args.operationName);
       metrics.countUntrustedOperation(name, type);
-      warnUntrusted(identity, text, name);
+      warnUntrusted(exchange, text, name);
     },
   };
 
@@ -94,12 +94,12 @@ export function useTrustedDocuments(options: {
     // The gate above has decided who may send documents; the library only swaps ids for texts.
     allowArbitraryOperations: true,
     extractPersistedOperationId: (_params, _request, context) =>
-      (context as unknown as ServerContext).identity.documentId || null,
+      (context as unknown as ServerContext).exchange.documentId || null,
     getPersistedOperation: (id) => documents.lookup(id),
     customErrors: {
       keyNotFound: nothingSent,
       // Removed between the gate's check and the read of its text.
-      notFound: ({ context }) => refuse((context as unknown as ServerContext).identity, 'not_in_list'),
+      notFound: ({ context }) => refuse((context as unknown as ServerContext).exchange, 'not_in_list'),
     },
   });
 

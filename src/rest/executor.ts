@@ -1,8 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import type { RequestIdentity } from '../context.ts';
 import type { CompiledOperation, DirectExecution } from '../graphql/direct-execution.ts';
+import type { Exchange } from '../http/exchange.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { sendError } from '../http/send-error.ts';
 import { sendJsonText } from '../http/send-json.ts';
@@ -11,16 +10,6 @@ import { createDeprecationTracker } from './deprecation.ts';
 import { invalidParameter, RestError, restErrorFromGraphQL, restErrorFromGraphQLErrors } from './http-errors.ts';
 import { readJsonBody } from './request-body.ts';
 import { REST_OPERATIONS, type RestOperation, type RestRequest } from './routes.ts';
-
-/** One authenticated request for an operation, as the edge hands it over. */
-export interface RestCall extends RequestIdentity {
-  req: IncomingMessage;
-  res: ServerResponse;
-  /** Path parameters, still percent-encoded. */
-  params: Readonly<Record<string, string>>;
-  /** The raw query string. */
-  query: string;
-}
 
 export interface RestExecutorOptions {
   execution: DirectExecution;
@@ -64,8 +53,8 @@ export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, 
   }
 
   /** The operation's result; the caller awaits it (one async frame per request, not two). */
-  function execute(operation: RestOperation, call: RestCall, request: RestRequest) {
-    return execution.run(compiled.get(operation) as CompiledOperation, call, operation.variables(request));
+  function execute(operation: RestOperation, exchange: Exchange, request: RestRequest) {
+    return execution.run(compiled.get(operation) as CompiledOperation, exchange, operation.variables(request));
   }
 
   function answerOf(operation: RestOperation, result: ExecutionResult, request: RestRequest) {
@@ -75,24 +64,24 @@ export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, 
   }
 
   /** Answers one authenticated request for `operation`. */
-  async function run(operation: RestOperation, call: RestCall): Promise<void> {
+  async function run(operation: RestOperation, exchange: Exchange): Promise<void> {
     if (operation.deprecated) {
-      trackDeprecatedUse(operation.operationId, call.keyId, call.id);
-      metrics.countDeprecatedUse(operation.operationId, call.keyId);
+      trackDeprecatedUse(operation.operationId, exchange.keyId, exchange.id);
+      metrics.countDeprecatedUse(operation.operationId, exchange.keyId);
     }
     try {
       const request: RestRequest = {
-        pathParams: decodePathParams(call.params),
-        query: new URLSearchParams(call.query),
-        body: operation.hasBody ? await readJsonBody(call.req, maxBodyBytes) : undefined,
+        pathParams: decodePathParams(exchange.params),
+        query: new URLSearchParams(exchange.query),
+        body: operation.hasBody ? await readJsonBody(exchange.req, maxBodyBytes) : undefined,
         basePath,
       };
-      const answer = answerOf(operation, await execute(operation, call, request), request);
-      sendJsonText(call.res, answer.status, answer.json, answer.headers);
+      const answer = answerOf(operation, await execute(operation, exchange, request), request);
+      sendJsonText(exchange.res, answer.status, answer.json, answer.headers);
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.
-      if (error instanceof ClientClosedError) return void call.res.destroy();
-      sendError(call.res, 'rest', toRestError(error, operation, call.id));
+      if (error instanceof ClientClosedError) return void exchange.res.destroy();
+      sendError(exchange.res, 'rest', toRestError(error, operation, exchange.id));
     }
   }
 

@@ -14,7 +14,7 @@ export interface PublicPagesOptions {
    * A generated development key (main.ts makes one on loopback only), pre-filled in GraphiQL's
    * Headers tab and authorized on the REST reference page, for a browser on this machine only.
    */
-  graphiqlApiKey: string | undefined;
+  developmentKey: string | undefined;
   openApiDocument: (req: IncomingMessage, res: ServerResponse) => void;
   assetsDir?: string;
 }
@@ -71,8 +71,8 @@ export function createPublicPages(options: PublicPagesOptions) {
       title: 'Petstore REST API',
       ...(key && { developmentKey: key }),
     });
-  const graphiql = servedWithKey(graphiqlWith, options.graphiqlApiKey);
-  const apiDocs = servedWithKey(apiDocsWith, options.graphiqlApiKey);
+  const graphiql = servedWithKey(graphiqlWith, options.developmentKey);
+  const apiDocs = servedWithKey(apiDocsWith, options.developmentKey);
   // Browsers ask every origin for /favicon.ico: a redirect to the hashed icon, not a 401 in their console.
   const favicon = {
     Location: assetUrl(assets.manifest, 'graphiql-favicon.ico'),

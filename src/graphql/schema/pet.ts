@@ -144,8 +144,8 @@ builder.mutationField('createPet', (t) =>
     resolve: async (_root, { input }, ctx) => {
       const newPet: NewPet = { name: input.name, categoryId: input.categoryId };
       if (input.status) newPet.status = input.status;
-      const { pet, replayed } = await ctx.createPet(newPet, ctx.identity);
-      if (replayed) ctx.identity.setResponseHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      const { pet, replayed } = await ctx.createPet(newPet, ctx.exchange);
+      if (replayed) ctx.exchange.setResponseHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
       return pet;
     },
   }),

@@ -6,10 +6,11 @@ import type { Face } from './send-error.ts';
 const NO_SCOPES: Scopes = new Set();
 
 /**
- * Everything the edge learns about one request, in one object that every step reads instead of
- * positional parameters. A class, so its methods cost no closures per request.
+ * One HTTP exchange (a request and its response, in RFC 9110's word): everything the edge learns
+ * about it, in one object that every step reads instead of positional parameters. A class, so its
+ * methods cost no closures per request.
  */
-export class RequestScope {
+export class Exchange {
   readonly path: string;
   /** The raw query string, without the `?`. */
   readonly query: string;
