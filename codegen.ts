@@ -37,7 +37,7 @@ const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
   ignoreNoDocuments: false,
   generates: {
-    'src/rest/__generated__/': { ...clientPreset, documents: ['src/rest/operations.ts'] },
+    'src/rest/__generated__/': { ...clientPreset, documents: ['src/rest/operation-documents.ts'] },
     'test/support/__generated__/': { ...clientPreset, documents: ['test/support/operations.ts'] },
     [PET_CLIENT_OUTPUT_DIR]: petClientOutput,
   },

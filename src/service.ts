@@ -12,7 +12,7 @@ import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
 import { createRateLimits } from './edge/rate-limits.ts';
 import { createRedisLimiterStore } from './edge/redis-limiter-store.ts';
-import { createRoutes } from './edge/routes.ts';
+import { createRoutes } from './edge/service-routes.ts';
 import { createFaces } from './faces.ts';
 import { createOperationAdmission } from './graphql/operation-admission.ts';
 import type { Metrics } from './metrics/metrics.ts';

@@ -11,7 +11,7 @@ import { createAccessLog } from './access-log.ts';
 import type { Admission } from './authenticate.ts';
 import type { Drain } from './drain.ts';
 import { requestIdOf } from './request-id.ts';
-import { createRouteTable, type Route } from './route-table.ts';
+import { createRouteTable, type Route } from './route-matching.ts';
 
 export interface EdgeOptions {
   routes: readonly Route[];

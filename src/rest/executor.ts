@@ -6,10 +6,10 @@ import { ClientClosedError } from '../http/read-body.ts';
 import { sendError } from '../http/send-error.ts';
 import { sendJsonText } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { REST_OPERATIONS, type RestOperation, type RestRequest } from './contract-operations.ts';
 import { createDeprecationTracker } from './deprecation.ts';
 import { invalidParameter, RestError, restErrorFromGraphQL, restErrorFromGraphQLErrors } from './http-errors.ts';
 import { readJsonBody } from './request-body.ts';
-import { REST_OPERATIONS, type RestOperation, type RestRequest } from './routes.ts';
 
 export interface RestExecutorOptions {
   execution: DirectExecution;

@@ -3,11 +3,11 @@ import type { Scope } from '../auth/scopes.ts';
 import { priceOf } from '../graphql/operation-admission.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { sendError } from '../http/send-error.ts';
+import { REST_OPERATIONS } from '../rest/contract-operations.ts';
 import { deprecationHeaders } from '../rest/deprecation.ts';
 import type { RestExecutor } from '../rest/executor.ts';
-import { REST_OPERATIONS } from '../rest/routes.ts';
 import { sendHealth } from './health.ts';
-import { exactPath, type Handler, type Method, pathPrefix, pathTemplate, type Route } from './route-table.ts';
+import { exactPath, type Handler, type Method, pathPrefix, pathTemplate, type Route } from './route-matching.ts';
 
 type PageHandler = (req: IncomingMessage, res: ServerResponse) => void;
 

@@ -3,7 +3,7 @@ import { type PetStatusName, petStatusName } from '../graphql/schema/pet-status.
 import { PET_STATUSES, type PetStatus } from '../pets/pet.ts';
 import type { RestPetFragment } from './__generated__/graphql.ts';
 import { invalidParameter, RestError } from './http-errors.ts';
-import { CreatePetOperation, GetPetOperation, ListPetsOperation } from './operations.ts';
+import { CreatePetOperation, GetPetOperation, ListPetsOperation } from './operation-documents.ts';
 
 /** What an operation sees of a request once it is authenticated and its body parsed. */
 export interface RestRequest {
