@@ -21,7 +21,7 @@ SEED="${FUZZ_SEED:-42}"
 VENV="${FUZZ_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/petstore-gateway/venv}"
 REQUIREMENTS="$ROOT/.ci/requirements-fuzz.txt"
 ARTIFACTS="$ROOT/test-artifacts/schemathesis"
-# Above scripts/service-process.ts's own start deadline (180 s: a first start compiles FerretDB).
+# Above test/support/service-process.ts's own start deadline (180 s: a first start compiles FerretDB).
 START_TIMEOUT=200
 
 log() { printf '[fuzz] %s\n' "$*"; }

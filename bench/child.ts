@@ -4,7 +4,7 @@
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startFlags } from '../scripts/start-flags.ts';
+import { startFlags } from '../test/support/start-flags.ts';
 import type { ChildMessage, Ready, Request, ServersConfig, TracingServersConfig } from './protocol.ts';
 
 /** Generous: FerretDB starts in about a second, but a first run may have to build it. */

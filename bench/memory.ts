@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rssMbOf } from '../scripts/process-tree.ts';
-import { startServiceProcess } from '../scripts/service-process.ts';
+import { rssMbOf } from '../test/support/process-tree.ts';
+import { startServiceProcess } from '../test/support/service-process.ts';
 
 const REQUESTS = 1_000;
 const CONCURRENCY = 10;

@@ -4,7 +4,7 @@
 //
 // Per store asked for: the targets of bench/targets.ts (the tracing processes' apart), each on its own
 // loopback port, `rest-redis` counting its limits in one redis-server started here
-// (scripts/redis-server.ts). With FerretDB (bench/databases.ts): the store in database
+// (test/support/redis-server.ts). With FerretDB (bench/databases.ts): the store in database
 // `petstore_bench`, and for the cost curve, per size N, a floor server over
 // `petstore_bench_curve_N` holding pets 1..N. Messages: protocol.ts.
 // A lost channel (the parent died), a signal or `stop` closes everything, stops FerretDB and Redis, exits.
@@ -12,10 +12,10 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type RedisServer, startRedisServer } from '../scripts/redis-server.ts';
 import { createHttpServer } from '../src/http/server.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 import { createPetRepository } from '../src/stores.ts';
+import { type RedisServer, startRedisServer } from '../test/support/redis-server.ts';
 import { createDatabases } from './databases.ts';
 import { type InFlight, trackInFlight } from './in-flight.ts';
 import { createMemoryPetRepository } from './memory-repository.ts';

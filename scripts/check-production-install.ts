@@ -9,8 +9,8 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processesUsing } from './process-tree.ts';
-import { type ServiceProcess, startServiceProcess } from './service-process.ts';
+import { processesUsing } from '../test/support/process-tree.ts';
+import { type ServiceProcess, startServiceProcess } from '../test/support/service-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Not part of a deployment: history, test output, local data. */

@@ -1,8 +1,8 @@
-// `node --import tsx scripts/serve.ts [--via=node]`: the compiled service through scripts/service-process.ts,
+// `node --import tsx scripts/serve.ts [--via=node]`: the compiled service through test/support/service-process.ts,
 // for callers that are not TypeScript (.ci/fuzz-contract.sh). Once it listens, prints its origin as the
 // one line on stdout; everything the service writes goes to stderr. SIGTERM or SIGINT stops it
 // (SIGTERM, drained) and exits with its exit code; a service that dies makes this exit 1.
-import { ServiceExitedError, startServiceProcess } from './service-process.ts';
+import { ServiceExitedError, startServiceProcess } from '../test/support/service-process.ts';
 
 const via = process.argv.includes('--via=node') ? 'node' : 'npm';
 // The caller's PORT, LOG_LEVEL or MONGODB_URI win over the helper's defaults, as with `npm start`.

@@ -1,9 +1,9 @@
 import type { Page, Request, Response } from 'playwright-core';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { startServiceProcess } from '../scripts/service-process.ts';
 import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { PET_STATUSES, type Pet, type PetStatus } from './support/rest-types.ts';
+import { startServiceProcess } from './support/service-process.ts';
 import { API_KEY, uniqueDbName, useTestServer } from './support/test-server.ts';
 
 describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {

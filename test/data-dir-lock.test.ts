@@ -5,8 +5,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceExitedError, startServiceProcess } from '../scripts/service-process.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
+import { ServiceExitedError, startServiceProcess } from './support/service-process.ts';
 
 const LOCK_MODULE = fileURLToPath(new URL('../src/db/data-dir-lock.ts', import.meta.url));
 const directories: string[] = [];

@@ -17,10 +17,10 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceExitedError, startServiceProcess } from '../scripts/service-process.ts';
 import { NoEmbeddedDatabaseError, startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { connectDatabase } from '../src/db/mongo.ts';
 import { runKeys } from './support/cli-command.ts';
+import { ServiceExitedError, startServiceProcess } from './support/service-process.ts';
 import { API_KEY, AUTH } from './support/test-server.ts';
 
 const parents: string[] = [];

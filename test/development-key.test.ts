@@ -2,10 +2,10 @@
 // only to a browser on this machine. Each case starts the compiled service as a newcomer would.
 import { connect } from 'node:net';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { logEntries, type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { connectDatabase } from '../src/db/mongo.ts';
 import { rawRequest } from './support/raw-http.ts';
+import { logEntries, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
 const services = new Set<ServiceProcess>();

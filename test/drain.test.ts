@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { describe, expect, inject, it } from 'vitest';
-import { startServiceProcess } from '../scripts/service-process.ts';
+import { startServiceProcess } from './support/service-process.ts';
 import { API_KEY, AUTH, uniqueDbName, useTestServer } from './support/test-server.ts';
 
 interface Outcome {

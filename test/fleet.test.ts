@@ -5,13 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../scripts/free-port.ts';
-import { type RedisServer, startRedisServer } from '../scripts/redis-server.ts';
-import { logEntries, type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
 import { runKeys } from './support/cli-command.ts';
+import { freePort } from './support/free-port.ts';
 import { type Balancer, startBalancer } from './support/haproxy.ts';
+import { type RedisServer, startRedisServer } from './support/redis-server.ts';
 import { HAPROXY, REDIS_SERVER, requiring } from './support/required-tools.ts';
+import { logEntries, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
 import { type Outcome, percentile, send, steadyLoad, summary } from './support/steady-load.ts';
 import { uniqueDbName } from './support/test-server.ts';
 

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { startServiceProcess } from '../scripts/service-process.ts';
 import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
 import { createPetOverGraphQL } from './support/graphql-client.ts';
+import { startServiceProcess } from './support/service-process.ts';
 import { API_KEY, useTestServer } from './support/test-server.ts';
 
 /** Monaco renders with non-breaking spaces; normalise so JSON assertions read naturally. */

@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { type ServiceOptions, type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
-import { startFlags } from '../scripts/start-flags.ts';
+import { type ServiceOptions, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
+import { startFlags } from './support/start-flags.ts';
 import { API_KEY, uniqueDbName } from './support/test-server.ts';
 
 // Every service a test starts; one a failed assertion left running is killed after that test.

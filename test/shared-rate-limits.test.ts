@@ -4,12 +4,12 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
-import { startServiceProcess } from '../scripts/service-process.ts';
 import type { RateLimitSettings } from '../src/edge/rate-limits.ts';
 import { REDIS_DEADLINE_MS } from '../src/edge/redis-limiter-store.ts';
 import { capturingLogger, type LogLine } from './support/capturing-logger.ts';
 import { type RedisServer, startRedisServer } from './support/redis-server.ts';
 import { REDIS_SERVER, requiring } from './support/required-tools.ts';
+import { startServiceProcess } from './support/service-process.ts';
 import { API_KEY, startTestServer, type TestServer, uniqueDbName } from './support/test-server.ts';
 
 const OFF = { rate: 0, burst: 0 };

@@ -4,10 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { logEntries, type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { TRACING_FLUSH_DEADLINE_MS } from '../src/telemetry/settings.ts';
 import { type CollectedSpan, type Collector, OTEL_COLLECTOR, startCollector } from './support/otel-collector.ts';
 import { requiring } from './support/required-tools.ts';
+import { logEntries, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
 import { percentile, send } from './support/steady-load.ts';
 import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
 

@@ -3,8 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
-import { type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { TRACING_FLUSH_DEADLINE_MS } from '../src/telemetry/settings.ts';
+import { type ServiceProcess, startServiceProcess } from './support/service-process.ts';
 import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
 
 // The compiled service as `npm start` runs it (node --import=./dist/telemetry/register.js), with a

@@ -3,9 +3,9 @@
 // received is read back.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type ServiceProcess, startServiceProcess } from '../scripts/service-process.ts';
 import { type CollectedSpan, type Collector, OTEL_COLLECTOR, startCollector } from './support/otel-collector.ts';
 import { requiring } from './support/required-tools.ts';
+import { type ServiceProcess, startServiceProcess } from './support/service-process.ts';
 import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
 
 const needs = requiring(OTEL_COLLECTOR);

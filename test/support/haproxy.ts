@@ -6,8 +6,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../scripts/free-port.ts';
-import { exited, spawnTied } from '../../scripts/tied-process.ts';
+import { freePort } from './free-port.ts';
+import { exited, spawnTied } from './tied-process.ts';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const START_DEADLINE_MS = 10_000;

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { buildOtelCollector, otelCollectorBinaryPath } from '../../scripts/build-otel-collector.ts';
-import { freePort } from '../../scripts/free-port.ts';
-import { exited, spawnTied } from '../../scripts/tied-process.ts';
+import { freePort } from './free-port.ts';
 import type { Requirement } from './required-tools.ts';
+import { exited, spawnTied } from './tied-process.ts';
 
 /** An attribute as the debug exporter prints it (`Str(..)`, `Int(..)`, `Bool(..)`, `Slice(..)`...), decoded. */
 export type AttributeValue = string | number | boolean | null | AttributeValue[] | { [key: string]: AttributeValue };

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { commandLineOf, descendantsOf, processTreeKiller, rssMbOf } from './process-tree.ts';
 import { startFlags } from './start-flags.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** A first start on a new machine compiles FerretDB with Go (a minute or two). */
 const START_DEADLINE_MS = 180_000;
 const BUILD_DEADLINE_MS = 300_000;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
  * repository's own wherever these flags are used).
  */
 export function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     scripts: { start: string };
   };
   return /node ((?:--\S+ )*)dist\/main\.js/.exec(pkg.scripts.start)?.[1]?.trim().split(' ').filter(Boolean) ?? [];
