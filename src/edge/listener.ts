@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { setEarlyHeader } from '../http/edge-response.ts';
 import { Exchange } from '../http/exchange.ts';
 import { ClientClosedError } from '../http/read-body.ts';
-import { sendError } from '../http/send-error.ts';
+import { type HttpError, sendError } from '../http/send-error.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { TraceFields } from '../telemetry/log-fields.ts';
 import type { RequestTracing } from '../telemetry/request-span.ts';
@@ -22,6 +22,16 @@ export interface EdgeOptions {
   metrics: Metrics;
   /** Only while tracing: names each server span after its route; its ids go in the access log. */
   tracing?: RequestTracing;
+}
+
+const UNEXPECTED_ERROR: HttpError = { status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' };
+
+/** What every answer on the route carries, whoever writes it (a 401, 404 or 429 included). */
+function setRouteHeaders(res: ServerResponse, route: Route): void {
+  // OWASP's REST headers: no answer is sniffed into another type, and none that needs a key is cached.
+  setEarlyHeader(res, 'X-Content-Type-Options', 'nosniff');
+  if (route.access === 'key') setEarlyHeader(res, 'Cache-Control', 'no-store');
+  if (route.headers) for (const name in route.headers) setEarlyHeader(res, name, route.headers[name] as string);
 }
 
 /**
@@ -56,11 +66,7 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
     logger.error({ err: error, reqId: exchange.id }, 'unexpected error at the edge');
     tracing?.failed(error);
     if (exchange.res.headersSent) return void exchange.res.destroy();
-    sendError(exchange.res, exchange.face, {
-      status: 500,
-      code: 'INTERNAL_SERVER_ERROR',
-      message: 'Unexpected error.',
-    });
+    sendError(exchange.res, exchange.face, UNEXPECTED_ERROR);
   }
 
   function finish(route: Route, exchange: Exchange, trace: TraceFields | undefined): void {
@@ -82,10 +88,7 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
     exchange.face = route.face;
     // The fallback's label names no route: its span keeps the bare method, as OpenTelemetry asks.
     const trace = tracing?.routed(exchange.method, route === fallback ? undefined : route.label);
-    // OWASP's REST headers: no answer is sniffed into another type, and none that needs a key is cached.
-    setEarlyHeader(res, 'X-Content-Type-Options', 'nosniff');
-    if (route.access === 'key') setEarlyHeader(res, 'Cache-Control', 'no-store');
-    if (route.headers) for (const name in route.headers) setEarlyHeader(res, name, route.headers[name] as string);
+    setRouteHeaders(res, route);
     res.once('close', () => finish(route, exchange, trace));
     try {
       const pending = serve(route, exchange);
