@@ -145,6 +145,7 @@ describe('NewPet strictness (POST /v1/pets)', () => {
   const BLANK_NAME = invalid('name', 'must not be blank');
   const ZERO_CATEGORY = invalid('categoryId', 'must be a positive integer');
   const NULL_STATUS = invalid('status', 'must not be null; omit it to leave the status unset');
+  const UNKNOWN_STATUS = invalid('status', 'must be one of available, pending, sold');
 
   it.each([
     ['an empty object', '{}', [NO_NAME, NO_CATEGORY]],
@@ -158,6 +159,42 @@ describe('NewPet strictness (POST /v1/pets)', () => {
       'every field wrong, in the reverse of the contract order',
       '{"status":null,"categoryId":0,"name":""}',
       [BLANK_NAME, ZERO_CATEGORY, NULL_STATUS],
+    ],
+    [
+      'an empty name and a status outside the contract',
+      '{"name":"","status":"lost"}',
+      [BLANK_NAME, NO_CATEGORY, UNKNOWN_STATUS],
+    ],
+    [
+      'a status outside the contract before a zero categoryId',
+      '{"status":"lost","categoryId":0}',
+      [NO_NAME, ZERO_CATEGORY, UNKNOWN_STATUS],
+    ],
+    [
+      "GraphQL's own name for a status, a name of the wrong type and an unknown field",
+      '{"colour":"red","status":"SOLD","name":12}',
+      [
+        invalid('name', 'String cannot represent a non string value: 12'),
+        NO_CATEGORY,
+        UNKNOWN_STATUS,
+        invalid('colour', 'is not a known field'),
+      ],
+    ],
+    [
+      'a status that is a number and a blank name',
+      '{"name":" ","categoryId":1,"status":5}',
+      [BLANK_NAME, UNKNOWN_STATUS],
+    ],
+    [
+      'a status that is an object and a zero categoryId',
+      '{"name":"x","categoryId":0,"status":{"value":"sold"}}',
+      [ZERO_CATEGORY, UNKNOWN_STATUS],
+    ],
+    ['an empty status and no name', '{"categoryId":1,"status":""}', [NO_NAME, UNKNOWN_STATUS]],
+    [
+      "the placeholder the service puts in an unknown status's place, sent as a status",
+      '{"name":"","categoryId":1,"status":"not a contract status"}',
+      [BLANK_NAME, UNKNOWN_STATUS],
     ],
     [
       'unknown fields and missing ones',
@@ -183,6 +220,24 @@ describe('NewPet strictness (POST /v1/pets)', () => {
       expect(response.body.message).toBe(parts.join('; '));
     },
   );
+
+  it.each([
+    ['a status outside the contract', '{"name":"x","categoryId":1,"status":"lost"}', UNKNOWN_STATUS],
+    ["GraphQL's own name for a status", '{"name":"x","categoryId":1,"status":"AVAILABLE"}', UNKNOWN_STATUS],
+    ['a valid status beside a blank name', '{"name":" ","categoryId":1,"status":"sold"}', BLANK_NAME],
+  ])('when the body has only %s wrong, then the 400 names that field alone', async (_what, text, message) => {
+    const response = await rest.storesNothing(() => rest.createPetFromText(text));
+    expectError(response, 400, 'BAD_USER_INPUT');
+    expect(response.body.message).toBe(message);
+  });
+
+  it('stores a pet with each contract status, given beside no invalid field', async () => {
+    for (const status of PET_STATUSES) {
+      const response = await rest.createPet({ name: `Status ${status}`, categoryId: 1, status });
+      expectStatus(response, 201);
+      expect(response.body.status).toBe(status);
+    }
+  });
 
   it('names the invalid fields in the same order whatever the order of the JSON keys', async () => {
     const forward = await rest.createPetFromText('{"name":"","categoryId":-1,"status":null}');

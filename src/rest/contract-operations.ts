@@ -31,6 +31,8 @@ export interface RestOperation<TData = unknown> {
   deprecated?: boolean;
   /** The contract's name for a GraphQL argument path (`first` -> `limit`), for error messages. */
   restField(graphqlPath: string): string;
+  /** The contract's wording of a problem GraphQL found with a field, where their values differ (status). */
+  restReason?(restField: string, reason: string, request: RestRequest): string;
   /** Request parts to variables; throws a 400 RestError for a part that cannot become one. */
   variables(request: RestRequest): Record<string, unknown>;
   respond(data: TData, request: RestRequest): RestResult;
@@ -53,12 +55,19 @@ function integerParam(query: URLSearchParams, name: string): number | undefined 
   return Number(raw);
 }
 
+const NOT_A_STATUS_REASON = `must be one of ${PET_STATUSES.join(', ')}`;
+/** Never a GraphQL enum name (a name has no spaces): the enum's coercion refuses it with the other fields. */
+const NOT_A_STATUS = 'not a contract status';
+
 function statusName(raw: unknown, name: string): PetStatusName | undefined {
   if (raw === undefined) return undefined;
   const found = STATUS_NAMES.get(raw);
-  if (!found) throw invalidParameter(name, `must be one of ${PET_STATUSES.join(', ')}`);
+  if (!found) throw invalidParameter(name, NOT_A_STATUS_REASON);
   return found;
 }
+
+/** A body status that is given, not null, and not one of the contract's values. */
+const isUnknownStatus = (status: unknown) => status !== undefined && status !== null && !STATUS_NAMES.has(status);
 
 const quote = JSON.stringify;
 
@@ -116,10 +125,14 @@ const createPet: RestOperation<ResultOf<typeof CreatePetOperation>> = {
       throw new RestError('BAD_USER_INPUT', 'The request body must be a JSON object (a NewPet)');
     }
     const input: Record<string, unknown> = { ...body };
-    // null goes on for GraphQL to refuse ("must not be null"); any other value must be a contract value.
-    if ('status' in input && input.status !== null) input.status = statusName(input.status, 'status');
+    // null goes on for GraphQL to refuse ("must not be null"), and so does a value outside the
+    // contract (as one the enum refuses): the variable walk names it with every other invalid field.
+    if (isUnknownStatus(input.status)) input.status = NOT_A_STATUS;
+    else if (input.status != null) input.status = STATUS_NAMES.get(input.status);
     return { input };
   },
+  restReason: (field, reason, { body }) =>
+    field === 'status' && isUnknownStatus((body as Record<string, unknown>).status) ? NOT_A_STATUS_REASON : reason,
   respond: ({ createPet: pet }, { basePath }) => ({
     status: 201,
     json: restPetJson(pet),

@@ -58,7 +58,11 @@ export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, 
   }
 
   function answerOf(operation: RestOperation, result: ExecutionResult, request: RestRequest) {
-    if (result.errors?.length) throw restErrorFromGraphQLErrors(result.errors, operation.restField);
+    if (result.errors?.length) {
+      const { restReason } = operation;
+      const reason = restReason && ((field: string, said: string) => restReason(field, said, request));
+      throw restErrorFromGraphQLErrors(result.errors, operation.restField, reason);
+    }
     if (!result.data) throw new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
     return operation.respond(result.data, request);
   }

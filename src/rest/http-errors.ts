@@ -42,6 +42,9 @@ export function invalidParameter(name: string, reason: string): RestError {
   return new RestError('BAD_USER_INPUT', `Invalid value for "${name}": ${reason}`, {}, name);
 }
 
+/** The contract's wording of a reason GraphQL gave for a field (the field by its contract name). */
+type RestReason = (restField: string, reason: string) => string;
+
 const unexpected = () => new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
 
 function stringHeaders(value: unknown): Record<string, string> {
@@ -62,6 +65,7 @@ function isRestCode(code: unknown): code is RestErrorCode {
 export function restErrorFromGraphQL(
   error: GraphQLError,
   restField: (graphqlPath: string) => string = (path) => path,
+  restReason: RestReason = (_field, reason) => reason,
 ): RestError {
   const { code, field, reason, http } = error.extensions as {
     code?: unknown;
@@ -71,7 +75,8 @@ export function restErrorFromGraphQL(
   };
   if (!isRestCode(code) || http?.status !== REST_ERRORS[code]) return unexpected();
   if (code === 'BAD_USER_INPUT' && typeof field === 'string' && typeof reason === 'string') {
-    return invalidParameter(restField(field), reason);
+    const name = restField(field);
+    return invalidParameter(name, restReason(name, reason));
   }
   return new RestError(code, error.message, stringHeaders(http.headers));
 }
@@ -92,8 +97,9 @@ const byContractOrder = (a: string, b: string) => fieldRank(a) - fieldRank(b) ||
 export function restErrorFromGraphQLErrors(
   errors: readonly GraphQLError[],
   restField: (graphqlPath: string) => string = (path) => path,
+  restReason?: RestReason,
 ): RestError {
-  const invalid = errors.map((error) => restErrorFromGraphQL(error, restField));
+  const invalid = errors.map((error) => restErrorFromGraphQL(error, restField, restReason));
   if (invalid.length < 2 || invalid.some((error) => error.field === undefined)) return invalid[0] ?? unexpected();
   const ordered = invalid.toSorted((a, b) => byContractOrder(a.field as string, b.field as string));
   return new RestError('BAD_USER_INPUT', ordered.map((error) => error.message).join('; '));
