@@ -11,7 +11,7 @@ import type { Operation } from './scenarios.ts';
 import { spread } from './summary.ts';
 
 export const CURVE_SIZES = [1_000, 10_000] as const;
-/** The p99 of a get the README and the startup warning are about. */
+/** The p99 of a get that docs/benchmarks.md#the-embedded-database and the startup warning are about. */
 export const GET_P99_LIMIT_MS = 100;
 
 export interface CurvePoint {

@@ -1,4 +1,4 @@
-// The printed tables. Plain text, fixed columns, so a run pastes into a review or the README as is.
+// The printed tables. Plain text, fixed columns, so a run pastes into a review or docs/benchmarks.md as is.
 
 import { cpus } from 'node:os';
 import { CURVE_SIZES, type CurvePoint, GET_P99_LIMIT_MS, type Threshold } from './cost-curve.ts';

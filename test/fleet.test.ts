@@ -19,7 +19,10 @@ const INSTANCES = ['a', 'b', 'c'] as const;
 type Name = (typeof INSTANCES)[number];
 /** The balancer checks /ready this often and takes a server out after two failed checks. */
 const CHECK_INTERVAL_MS = 250;
-/** Past two check intervals plus HAProxy's spread: long enough for it to stop sending (see README). */
+/**
+ * Past two check intervals plus HAProxy's spread: long enough for it to stop sending
+ * (docs/operating.md#running-a-fleet).
+ */
 const SHUTDOWN_DELAY_MS = 1_500;
 const LIMIT = 30;
 /** Keys the load spreads over, each well under its limit; one more key is held at its limit. */

@@ -42,8 +42,9 @@ function stopWithin(provider: NodeTracerProvider, deadlineMs: number): Promise<F
 
 /**
  * The SDK without @opentelemetry/sdk-node, which loads gRPC, metrics, logs, Prometheus and Zipkin
- * exporters whether used or not (see the README's decisions): a tracer provider reading the standard
- * variables (sampler, batch, resource), W3C trace context, and the two instrumentations.
+ * exporters whether used or not (docs/decisions/2026-11-23-tracing-with-opentelemetry.md): a tracer
+ * provider reading the standard variables (sampler, batch, resource), W3C trace context, and the two
+ * instrumentations.
  */
 export function startTracing({ spanProcessors, clientAddress }: TracingOptions = {}): RunningTracing {
   const provider = new NodeTracerProvider({

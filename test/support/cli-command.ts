@@ -19,8 +19,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { MONGODB_URI: _given, ...withoutUri } = process.env;
 
 /**
- * `npm run --silent <command> -- …` exactly as the README documents it (without --silent npm prints
- * its banner on stdout), killed if it hangs. The test run's MONGODB_URI is not passed on: `env` says
+ * `npm run --silent <command> -- …` exactly as docs/keys-and-documents.md documents it (without
+ * --silent npm prints its banner on stdout), killed if it hangs. The test run's MONGODB_URI is not passed on: `env` says
  * which database (MONGODB_URI and MONGODB_DB, or DATA_DIR for the embedded one).
  */
 export function spawnCommand(
