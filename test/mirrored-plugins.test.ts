@@ -1,3 +1,4 @@
+import { buildSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { perRequestHooksOf, UnmirroredPluginError } from '../src/graphql/mirrored-plugins.ts';
@@ -57,6 +58,67 @@ describe('when an operator adds a Yoga plugin with per-request hooks', () => {
   });
 });
 
+describe('when an operator adds a plugin made by a class', () => {
+  class Audit {
+    onPluginInit() {}
+    onExecute() {}
+  }
+  class StrictAudit extends Audit {
+    onValidate() {}
+  }
+
+  it('then hooks on its prototype are refused as own ones are, however deep', async () => {
+    expect((await refusal([new Audit() as Plugin])).message).toContain('(onExecute)');
+    expect((await refusal([new StrictAudit() as Plugin])).message).toContain('(onValidate, onExecute)');
+  });
+
+  it('then its start-time hooks on the prototype are all called, on the instance itself', async () => {
+    // State lives outside the instance: every key a plugin carries counts as a hook.
+    const calls: [string, unknown][] = [];
+    class Counting {
+      onPluginInit() {
+        calls.push(['init', this]);
+      }
+      onSchemaChange() {
+        calls.push(['schema', this]);
+      }
+    }
+    const counting = new Counting();
+    const server = await startTestServer({ graphqlPlugins: [counting as Plugin] });
+    await server.close();
+    expect(calls.filter(([hook]) => hook === 'init')).toEqual([['init', counting]]);
+    expect(calls).toContainEqual(['schema', counting]);
+    expect(calls.every(([, self]) => self === counting)).toBe(true);
+  });
+});
+
+describe('when a start-only plugin tries to change what only Yoga would run', () => {
+  const other = buildSchema('type Query { other: String }');
+
+  it.each([
+    ['replaces the schema at init', 'setSchema', { onPluginInit: ({ setSchema }) => setSchema(other) } as Plugin],
+    [
+      'replaces the schema on a schema change',
+      'replaceSchema',
+      { onSchemaChange: ({ replaceSchema }) => replaceSchema(other) } as Plugin,
+    ],
+    [
+      'registers a context error handler',
+      'registerContextErrorHandler',
+      { onPluginInit: ({ registerContextErrorHandler }) => registerContextErrorHandler(() => {}) } as Plugin,
+    ],
+    [
+      'pushes a per-request plugin into the list past addPlugin',
+      'plugin list',
+      { onPluginInit: ({ plugins }) => void plugins.push({ onExecute: () => {} }) } as Plugin,
+    ],
+  ])('then one that %s is refused, saying so', async (_what, named, plugin) => {
+    const error = await refusal([{ name: 'sneaky', ...plugin } as Plugin]);
+    expect(error.message).toContain('"sneaky" (#1 of graphqlPlugins)');
+    expect(error.message).toContain(named);
+  });
+});
+
 describe('when an operator adds a Yoga plugin that acts at start only', () => {
   it('then the service starts with it, Yoga calls it, and both paths answer alike', async () => {
     let initialised = 0;
@@ -95,5 +157,17 @@ describe('perRequestHooksOf', () => {
     const plugin = { name: 'x', onPluginInit() {}, onDispose() {}, onExecute() {}, [hook]: () => {} };
     expect(perRequestHooksOf(plugin)).toEqual(['onExecute', 'Symbol(hook)']);
     expect(perRequestHooksOf({ onExecute: undefined, onSchemaChange() {} })).toEqual([]);
+  });
+
+  it('reads inherited keys too, but neither a constructor nor what every object inherits', () => {
+    class Base {
+      onParse() {}
+    }
+    class Derived extends Base {
+      onPluginInit() {}
+    }
+    expect(perRequestHooksOf(new Derived())).toEqual(['onParse']);
+    expect(perRequestHooksOf(Object.create(null))).toEqual([]);
+    expect(perRequestHooksOf(Object.create({ onResponse() {} }))).toEqual(['onResponse']);
   });
 });
