@@ -5,7 +5,7 @@ import type { Exchange } from '../http/exchange.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createCompiledOperations } from './compiled-operations.ts';
 import { createFastRequests } from './graphql-fast-request.ts';
-import { postBodyOf, type RegularMediaType, runsByGet, writeResultAsYoga } from './yoga-behaviour.ts';
+import { type PostedBody, type RegularMediaType, runsByGet, writeResultAsYoga } from './yoga-behaviour.ts';
 
 export interface GraphQLFastPathOptions {
   execution: DirectExecution;
@@ -29,7 +29,7 @@ export interface GraphQLFastPathOptions {
 export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
   const { execution, metrics } = options;
   const requestOf = createFastRequests(options);
-  const operationOf = createCompiledOperations(execution);
+  const { operationOf } = createCompiledOperations(execution);
 
   /** `params`: a POST's parsed body, or a GET's query string as Yoga reads it. */
   function tryFastPath(exchange: Exchange, params: unknown, get: boolean, mediaType: RegularMediaType) {
@@ -50,9 +50,9 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
 
   return {
     /** A POST: only a body Yoga parses as JSON. Answers and returns a promise of true, or false for Yoga. */
-    post(exchange: Exchange, body: unknown, mediaType: RegularMediaType): false | Promise<true> {
-      if (postBodyOf(exchange.req.headers['content-type']) !== 'json') return false;
-      return tryFastPath(exchange, body, false, mediaType);
+    post(exchange: Exchange, posted: PostedBody, mediaType: RegularMediaType): false | Promise<true> {
+      if (posted.kind !== 'json') return false;
+      return tryFastPath(exchange, posted.body, false, mediaType);
     },
     /** A GET: its query string as Yoga reads it (yoga-behaviour.ts graphQLUrlParams). */
     get(exchange: Exchange, params: Record<string, unknown>, mediaType: RegularMediaType): false | Promise<true> {

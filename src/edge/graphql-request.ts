@@ -10,11 +10,12 @@ import {
   graphQLUrlParams,
   POSTED_MEDIA_TYPES,
   type PostBody,
+  type PostedBody,
   postBodyOf,
   takesParsedBody,
 } from './yoga-behaviour.ts';
 
-type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
+type Parsed = ({ ok: true } & PostedBody) | { ok: false; message: string };
 
 /**
  * A GraphQL body as Yoga takes it: a JSON object already parsed (so Yoga does not parse it again), or
@@ -23,14 +24,14 @@ type Parsed = { ok: true; body: unknown } | { ok: false; message: string };
  * SyntaxError object.
  */
 export function parsedGraphQLBody(bodyKind: PostBody, bytes: Buffer): Parsed {
-  if (bodyKind !== 'json') return { ok: true, body: bytes };
+  if (bodyKind !== 'json') return { ok: true, kind: bodyKind, body: bytes };
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'));
   } catch {
     return { ok: false, message: 'The request body is not valid JSON: send a JSON object with a "query"' };
   }
-  return { ok: true, body: takesParsedBody(parsed) ? parsed : bytes };
+  return { ok: true, kind: bodyKind, body: takesParsedBody(parsed) ? parsed : bytes };
 }
 
 type YogaListener = (req: IncomingMessage, res: ServerResponse, context: ServerContext) => unknown;
@@ -82,7 +83,7 @@ export function createGraphQLRequests(yoga: YogaListener, maxBodyBytes: number, 
       }
       const parsed = parsedGraphQLBody(bodyKind, bytes);
       if (!parsed.ok) return badRequest(exchange, parsed.message);
-      const answered = answer !== 'stream' && fastPath?.post(exchange, parsed.body, answer);
+      const answered = answer !== 'stream' && fastPath?.post(exchange, parsed, answer);
       if (answered) return answered;
       // With the stream consumed, @whatwg-node/server builds the fetch Request from `req.body`.
       (req as IncomingMessage & { body?: unknown }).body = parsed.body;

@@ -70,6 +70,11 @@ const POST_BODIES = new Map([
   ['application/graphql', 'graphql'],
 ] as const);
 export type PostBody = 'json' | 'form' | 'graphql';
+/** A POST's body as the edge hands it on: which of Yoga's parsers reads it, and the body itself. */
+export interface PostedBody {
+  kind: PostBody;
+  body: unknown;
+}
 
 /** POST bodies Yoga reads, for the edge's 415. */
 export const POSTED_MEDIA_TYPES = [...POST_BODIES.keys()].join(', ');
@@ -151,7 +156,7 @@ export function writeResultAsYoga(
   mediaType: RegularMediaType,
   stringify: (result: ExecutionResult) => string,
 ): void {
-  const processed = processRegularResult(Object.assign(result, { stringify }), CAPTURE, mediaType);
+  const processed = processRegularResult({ ...result, stringify }, CAPTURE, mediaType);
   const { body, init } = processed as unknown as CapturedResponse;
   res.writeHead(init.status ?? 200, { ...init.headers, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
