@@ -10,16 +10,12 @@ import { listen } from './listen.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { createService, type Service } from './service.ts';
-import { StartRefusedError } from './start-refusal.ts';
+import { StartRefusedError, sayRefusal } from './start-refusal.ts';
 import { isLoopbackAddress } from './static/loopback.ts';
 import { createMongoStores, type Stores } from './stores.ts';
 import { logTracingProblems } from './telemetry/diagnostics.ts';
 import { runningTracing } from './telemetry/running.ts';
 import { TRACING_FLUSH_DEADLINE_MS, tracingRequested } from './telemetry/settings.ts';
-
-/** A start the user can fix, said in one plain line on stderr (no stack, no JSON). */
-const sayRefusal = (reason: string) =>
-  process.stderr.write(`petstore-gateway cannot start: ${reason.replace(/\s*\n\s*/g, ' ')}\n`);
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {

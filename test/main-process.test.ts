@@ -165,6 +165,19 @@ describe('start-up refusals', () => {
     }
   });
 
+  // `.invalid` never resolves (RFC 6761); a machine without a name server answers EAI_AGAIN instead.
+  it.each([
+    ['HOST', { HOST: 'petstore-no-such-host.invalid' }],
+    ['METRICS_HOST', { METRICS_HOST: 'petstore-no-such-host.invalid', METRICS_PORT: '0' }],
+  ])('when %s names a host that does not resolve, then one line says to check it', async (variable, hosts) => {
+    const env = { API_KEYS: API_KEY, MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('unresolved') };
+    const line = expectOnePlainLine(await startExpectingExit({ ...env, ...hosts }));
+    expect(line).toContain('cannot listen on petstore-no-such-host.invalid:');
+    expect(line).toMatch(
+      new RegExp(`that host name (resolves to no address|could not be resolved now).*: check ${variable}\\b`),
+    );
+  });
+
   it('when the start fails unexpectedly (no database answers), then the JSON log keeps the stack', async () => {
     const closed = createServer().listen(0, '127.0.0.1');
     await once(closed, 'listening');

@@ -6,11 +6,12 @@ import { tracingRequested } from './settings.ts';
 if (tracingRequested(process.env)) {
   const { startTracing } = await import('./tracing.ts');
   const { clientAddressFromEnvironment } = await import('./trusted-proxies.ts');
+  const { sayRefusal } = await import('../start-refusal.ts');
   try {
     startTracing({ clientAddress: clientAddressFromEnvironment(process.env) });
   } catch (error) {
     // Like a bad setting in config.ts: say why and stop, rather than run untraced by surprise.
-    console.error(`Invalid tracing configuration (OTEL_* variables): ${(error as Error).message}`);
+    sayRefusal(`invalid tracing configuration (OTEL_* variables): ${(error as Error).message}`);
     process.exit(1);
   }
 }
