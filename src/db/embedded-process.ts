@@ -8,13 +8,15 @@ import { PRIVATE_UMASK } from './private-directory.ts';
 
 const READY_TIMEOUT_MS = 30_000;
 
+/** The running child; embedded.ts says which kind of server it is. */
+export type EmbeddedProcess = Omit<EmbeddedDatabase, 'kind'>;
+
 /** Stops the child; whoever asked for the stop is not told of the exit as "unexpected". */
-function supervise(child: ChildProcess, uri: string): EmbeddedDatabase {
+function supervise(child: ChildProcess, uri: string): EmbeddedProcess {
   let stopping = false;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   return {
     uri,
-    kind: 'ferretdb',
     async stop() {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -76,7 +78,7 @@ export async function startFerretDb(
   binary: string,
   dataDir: string,
   listener: EmbeddedListener,
-): Promise<EmbeddedDatabase> {
+): Promise<EmbeddedProcess> {
   // It warns about every command it lacks (the driver's endSessions, say): errors are what matter.
   const args = [...listener.args, '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
   const child = spawnPrivately(binary, args);

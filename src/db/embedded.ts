@@ -136,7 +136,7 @@ async function startOwnFerretDb(
   // Claimed before the server writes a file, so nothing else starts over a half-made directory.
   writeFileSync(join(directory, BACKEND_MARKER), `${KIND}\n`, { mode: PRIVATE_FILE_MODE });
   try {
-    return await startFerretDb(await buildFerretDb(log), directory, listener);
+    return { ...(await startFerretDb(await buildFerretDb(log), directory, listener)), kind: KIND };
   } catch (error) {
     throw new NoEmbeddedDatabaseError(`${KIND}: ${(error as Error).message}`);
   }

@@ -73,7 +73,7 @@ export function refusal(policy: Policy, msBeforeNext: number, message: string): 
     headers: {
       'Retry-After': String(retryAfter),
       'RateLimit-Policy': policy.policyField,
-      RateLimit: `"${policy.name}";r=0;t=${retryAfter}`,
+      RateLimit: rateLimitField(policy, 0, retryAfter * 1000),
     },
   };
 }
