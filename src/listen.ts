@@ -16,8 +16,9 @@ export interface ListenOn {
 }
 
 /**
- * Listens on host:port and resolves with the server and its origin. A port in use or forbidden, or an
- * address this machine does not have, rejects with a StartRefusedError saying which variable to change.
+ * Listens on host:port and resolves with the server and its origin. A port in use or forbidden, an
+ * address this machine does not have or a name that does not resolve rejects with a StartRefusedError
+ * saying which variable to change.
  */
 export function listen(
   listener: RequestListener,

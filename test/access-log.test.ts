@@ -123,7 +123,7 @@ describe('the access log', () => {
   });
 
   it.each(DESTINATIONS)('writes the line pino would write for the same fields, into %s', (_into, open) => {
-    const scopes = [
+    const exchanges = [
       exchangeOf('/v1/pets/7', 200, true, { keyId: 'k1' }),
       exchangeOf('/v1/pets/"x"\\y?name=Rex%20ü\u2028', 404, true),
       exchangeOf('/graphql', 200, true, { keyId: 'k2', documentId: `sha256:${'a'.repeat(64)}` }),
@@ -133,25 +133,25 @@ describe('the access log', () => {
     ];
     const { logger: own, written } = open();
     const accessLog = createAccessLog(own);
-    for (const scope of scopes) {
-      accessLog(scope, performance.now());
+    for (const exchange of exchanges) {
+      accessLog(exchange, performance.now());
       own.flush();
       own.info(
         {
-          reqId: scope.id,
-          method: scope.req.method,
-          url: scope.req.url,
-          status: scope.res.writableFinished ? scope.res.statusCode : undefined,
+          reqId: exchange.id,
+          method: exchange.req.method,
+          url: exchange.req.url,
+          status: exchange.res.writableFinished ? exchange.res.statusCode : undefined,
           ms: 1.3,
-          keyId: scope.keyId || undefined,
-          documentId: scope.documentId || undefined,
-          clientAddress: scope.clientAddress || undefined,
+          keyId: exchange.keyId || undefined,
+          documentId: exchange.documentId || undefined,
+          clientAddress: exchange.clientAddress || undefined,
         },
-        scope.res.writableFinished ? 'request' : 'client closed the connection before the response',
+        exchange.res.writableFinished ? 'request' : 'client closed the connection before the response',
       );
     }
     const lines = written();
-    expect(lines).toHaveLength(2 * scopes.length);
+    expect(lines).toHaveLength(2 * exchanges.length);
     for (let index = 0; index < lines.length; index += 2) {
       const [ours, pinos] = [lines[index], lines[index + 1]] as [LogLine, LogLine];
       expect(withoutTimes(ours)).toEqual(withoutTimes(pinos));
@@ -184,7 +184,7 @@ describe('the access log', () => {
     }
     expect(accessLine(served)).toMatchObject({ status: 200 });
     expect(accessLine(served)).not.toHaveProperty('clientAddress');
-    // A 200 or 404 scope that knows its address still leaves it out.
+    // A 200 or 404 exchange that knows its address still leaves it out.
     const { logger: own, lines: written } = capturingLogger();
     createAccessLog(own)(exchangeOf('/v1/nowhere', 404, true, { clientAddress: '203.0.113.7' }), performance.now());
     expect(written[0]).not.toHaveProperty('clientAddress');
