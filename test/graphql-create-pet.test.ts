@@ -5,6 +5,7 @@ import {
   executeGraphQL,
   expectBadUserInput,
   firstError,
+  type GraphQLResponseError,
   invalidVariables,
 } from './support/graphql-client.ts';
 import { CreatePetDocument, PetDocument, PetsDocument } from './support/operations.ts';
@@ -119,6 +120,43 @@ describe('when a client adds a pet with input the schema refuses', () => {
     const fields = (response.body.errors ?? []).map((error) => error.extensions?.field).sort();
     expect(fields).toEqual(['input.categoryId', 'input.name', 'input.status']);
     expect(response.body.data ?? null).toBeNull();
+  });
+
+  it("then the errors come in the schema's field order (the contract's), whatever the order of the keys", async () => {
+    const input = { status: null, categoryId: 0, name: '' };
+    const response = await executeGraphQL(server, CreatePetDocument, invalidVariables({ input }));
+    const fields = (response.body.errors ?? []).map((error) => error.extensions?.field);
+    expect(fields).toEqual(['input.name', 'input.categoryId', 'input.status']);
+  });
+
+  /** A resolver's error is located: the root field's path, and where that field is in the document. */
+  type LocatedError = GraphQLResponseError & { path?: unknown[]; locations?: { line: number; column: number }[] };
+  const ALIASED = 'mutation Add($pet: NewPet!) {\n  added: createPet(input: $pet) { id }\n}';
+  const AT_ADDED = { path: ['added'], locations: [{ line: 2, column: 3 }] };
+
+  it.each([
+    ['a blank name (one rule problem, as the resolver reports it)', { name: ' ', categoryId: 1 }, ['input.name']],
+    [
+      'a blank name, a zero categoryId and a null status (the walk finds what the resolver did not say)',
+      { status: null, name: ' ', categoryId: 0 },
+      ['input.name', 'input.categoryId', 'input.status'],
+    ],
+  ])('then %s keeps path and locations, named by argument, on the fast path too', async (_what, pet, fields) => {
+    // The second identical request is answered by the fast path (direct execution), the first by Yoga.
+    for (const _face of ['yoga', 'fast path']) {
+      const response = await executeGraphQL(server, ALIASED, { pet });
+      const errors = (response.body.errors ?? []) as LocatedError[];
+      expect(errors.map((error) => error.extensions?.field)).toEqual(fields);
+      for (const error of errors) expect(error).toMatchObject({ ...AT_ADDED, extensions: { code: 'BAD_USER_INPUT' } });
+      expect(response.body.data ?? null).toBeNull();
+    }
+  });
+
+  it('then a type problem (refused before any resolver runs) has neither path nor locations', async () => {
+    const response = await executeGraphQL(server, ALIASED, { pet: { name: 12, categoryId: 0 } });
+    const errors = (response.body.errors ?? []) as LocatedError[];
+    expect(errors.map((error) => error.extensions?.field)).toEqual(['pet.name', 'pet.categoryId']);
+    for (const error of errors) expect(error.path ?? error.locations).toBeUndefined();
   });
 
   it('then a missing input variable gets BAD_USER_INPUT for "input"', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_ERRORS } from '../src/graphql/error-limit.ts';
 import { executeGraphQL, firstError, invalidVariables } from './support/graphql-client.ts';
 import { useServerWithLostDatabase } from './support/lost-database.ts';
 import { CreatePetDocument, PetsDocument } from './support/operations.ts';
@@ -37,5 +38,20 @@ describe('when a client sends a field the input does not have', () => {
       field: 'input.z at "id"; pwned',
       reason: 'is not a known field',
     });
+  });
+});
+
+describe('when a client sends more unknown fields than an answer has room for', () => {
+  it('then the missing fields the input type declares still come first, before the cap', async () => {
+    const input = Object.fromEntries(Array.from({ length: 60 }, (_, index) => [`extra${index}`, index]));
+    const response = await executeGraphQL(server, CreatePetDocument, invalidVariables({ input }));
+    const errors = response.body.errors ?? [];
+    expect(errors).toHaveLength(MAX_ERRORS + 1);
+    expect(errors.slice(0, 3).map((error) => [error.extensions?.field, error.extensions?.reason])).toEqual([
+      ['input.name', 'is required'],
+      ['input.categoryId', 'is required'],
+      ['input.extra0', 'is not a known field'],
+    ]);
+    expect(errors.at(-1)?.extensions?.code).toBe('TOO_MANY_ERRORS');
   });
 });

@@ -1,5 +1,8 @@
+import { type GraphQLInputObjectType, getNamedType } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { NEW_PET_FIELD_ORDER, petNameRule } from '../src/pets/pet-rules.ts';
+import { MAX_ERRORS } from '../src/graphql/error-limit.ts';
+import { schema } from '../src/graphql/schema/index.ts';
+import { petNameRule } from '../src/pets/pet-rules.ts';
 import { documentedSchema, expectError } from './support/openapi-contract.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { PET_STATUSES } from './support/rest-types.ts';
@@ -197,9 +200,19 @@ describe('NewPet strictness (POST /v1/pets)', () => {
       [BLANK_NAME, UNKNOWN_STATUS],
     ],
     [
-      'unknown fields and missing ones',
+      'unknown fields (named in the order sent) and missing ones',
       '{"zebra":1,"id":5}',
-      [NO_NAME, NO_CATEGORY, invalid('id', 'is not a known field'), invalid('zebra', 'is not a known field')],
+      [NO_NAME, NO_CATEGORY, invalid('zebra', 'is not a known field'), invalid('id', 'is not a known field')],
+    ],
+    [
+      'unknown fields first, then every field wrong in the reverse of the contract order',
+      '{"zz":1,"status":null,"categoryId":0,"name":""}',
+      [BLANK_NAME, ZERO_CATEGORY, NULL_STATUS, invalid('zz', 'is not a known field')],
+    ],
+    [
+      'four unknown fields and a blank name: three named, the fourth counted',
+      '{"a":1,"b":2,"name":" ","c":3,"d":4,"categoryId":1}',
+      [BLANK_NAME, ...['a', 'b', 'c'].map((key) => invalid(key, 'is not a known field')), 'and 1 more unknown field'],
     ],
     [
       'a name of the wrong type and a categoryId too large',
@@ -247,8 +260,67 @@ describe('NewPet strictness (POST /v1/pets)', () => {
     expect(backward.body.message).toBe(forward.body.message);
   });
 
-  it("the order is the contract's: NewPet's properties in schema/openapi.yaml", () => {
-    expect(Object.keys(documentedSchema('NewPet').properties as object)).toEqual([...NEW_PET_FIELD_ORDER]);
+  it("the order is the contract's: NewPet's GraphQL fields are declared in the order of its properties in schema/openapi.yaml", () => {
+    const newPet = getNamedType(schema.getType('NewPet')) as GraphQLInputObjectType;
+    expect(Object.keys(newPet.getFields())).toEqual(Object.keys(documentedSchema('NewPet').properties as object));
+  });
+
+  const unknownKeys = (count: number, key: (index: number) => string) =>
+    Object.fromEntries(Array.from({ length: count }, (_, index) => [key(index), index]));
+
+  it('when the body has 60 unknown fields and no name, then the 400 still names name and categoryId first, three unknown fields, and counts the rest', async () => {
+    const body = unknownKeys(60, (index) => `extra${index}`);
+    const response = await rest.storesNothing(() => rest.createPet(body));
+    expectError(response, 400, 'BAD_USER_INPUT', 'name');
+    // The error cap counts the two missing fields; the message says the rest is a lower bound.
+    const counted = MAX_ERRORS - 2 - 3;
+    expect(response.body.message).toBe(
+      [
+        NO_NAME,
+        NO_CATEGORY,
+        ...['extra0', 'extra1', 'extra2'].map((key) => invalid(key, 'is not a known field')),
+        `and at least ${counted} more unknown fields`,
+      ].join('; '),
+    );
+  });
+
+  it('when the body has 11 unknown fields, then the 400 names three and counts the other eight exactly', async () => {
+    const response = await rest.createPet({ name: 'x', categoryId: 1, ...unknownKeys(11, (index) => `k${index}`) });
+    expectError(response, 400, 'BAD_USER_INPUT');
+    expect(response.body.message).toMatch(/; and 8 more unknown fields$/);
+  });
+
+  it('the message does not grow with the unknown keys: cut to 40 characters each, never mid-character', async () => {
+    const lengthOf = async (keyLength: number) => {
+      const body = { name: '', ...unknownKeys(60, (index) => `${index}`.padEnd(keyLength, 'k')) };
+      const response = await rest.createPet(body);
+      expectError(response, 400, 'BAD_USER_INPUT', 'name');
+      return response.body.message.length;
+    };
+    expect(await lengthOf(100)).toBe(await lengthOf(200));
+
+    const long = 'k'.repeat(10_000);
+    const alone = await rest.createPet({ name: 'x', categoryId: 1, [long]: 1 });
+    expectError(alone, 400, 'BAD_USER_INPUT');
+    expect(alone.body.message).toBe(invalid(`${'k'.repeat(39)}…`, 'is not a known field'));
+
+    // A dog (two UTF-16 units) across the cut goes whole: the message stays well-formed.
+    const dogs = await rest.createPet({ name: 'x', categoryId: 1, [`${'a'.repeat(38)}${'🐶'.repeat(50)}`]: 1 });
+    expectError(dogs, 400, 'BAD_USER_INPUT');
+    expect(dogs.body.message).toBe(invalid(`${'a'.repeat(38)}…`, 'is not a known field'));
+  });
+
+  it('a value echoed in a reason is cut too, and a key with quotes or a line break is quoted as JSON', async () => {
+    const echoed = await rest.createPet({ name: ['x'.repeat(10_000)], categoryId: 1 });
+    expectError(echoed, 400, 'BAD_USER_INPUT', 'name');
+    expect(echoed.body.message).toMatch(
+      /^Invalid value for "name": String cannot represent a non string value: \["x+…$/,
+    );
+    expect(echoed.body.message.length).toBeLessThan(300);
+
+    const sneaky = await rest.createPet({ name: 'x', categoryId: 1, 'a": is fine\nb': 1 });
+    expectError(sneaky, 400, 'BAD_USER_INPUT');
+    expect(sneaky.body.message).toBe('Invalid value for "a\\": is fine\\nb": is not a known field');
   });
 
   it('accepts categoryId written as 1.0, an integer in JSON Schema terms', async () => {

@@ -4,10 +4,13 @@ import type { GraphQLError } from 'graphql';
 /** Errors one GraphQL answer carries at most, before one "too many errors" entry (graphql-js's validation default is 100). */
 export const MAX_ERRORS = 50;
 
+/** The code of the entry that stands for the errors left out. */
+export const TOO_MANY_ERRORS = 'TOO_MANY_ERRORS';
+
 /** The entry that stands for the errors left out; the status stays the one the others set. */
 export function tooManyErrors(): GraphQLError {
   return createGraphQLError(`Too many errors: only the first ${MAX_ERRORS} are reported`, {
-    extensions: { code: 'TOO_MANY_ERRORS' },
+    extensions: { code: TOO_MANY_ERRORS },
   });
 }
 

@@ -1,12 +1,13 @@
-import type { GraphQLInputField } from 'graphql';
+import type { GraphQLInputField, GraphQLInputObjectType } from 'graphql';
 import type { z } from 'zod';
 
-/** Our own key in a GraphQL input field's `extensions` (graphql-js's public field metadata). */
+/** Our own keys in GraphQL `extensions` (graphql-js's public metadata of types and fields). */
 const DOMAIN_RULE = 'domainRule';
+const NULL_REFUSED = 'nullRefused';
 
 /**
  * Pothos options for an input field that a domain rule checks. The zod plugin runs the rule before
- * the resolver; variable-errors.ts reads it from the field's extensions, so that the rule's problem is
+ * the resolver; variable-problems.ts reads it from the field's extensions, so that the rule's problem is
  * reported beside the type problems of the other fields instead of only once they are all fixed.
  */
 export const checkedBy = <Rule extends z.ZodType>(rule: Rule) => ({
@@ -14,12 +15,27 @@ export const checkedBy = <Rule extends z.ZodType>(rule: Rule) => ({
   extensions: { [DOMAIN_RULE]: rule },
 });
 
+type NullCheck = [(input: Record<string, unknown>) => boolean, { message: string; path: string[] }];
+
 /**
- * A rule the walk of variables applies, but the zod plugin does not: for what Pothos checks on the
- * input type as a whole (an explicit null for a nullable field, say).
+ * Pothos options for an input type whose nullable fields refuse an explicit null (omit them instead),
+ * by field, with the reason. The zod plugin lets a nullable field's null through without running the
+ * field's own rule, so the check runs on the input as a whole; the walk of variables reads the same
+ * reasons from the type's extensions.
  */
-export const alsoCheckedBy = (rule: z.ZodType) => ({ extensions: { [DOMAIN_RULE]: rule } });
+export function refusingNull(reasons: Readonly<Record<string, string>>) {
+  const validate = Object.entries(reasons).map(
+    ([field, reason]): NullCheck => [(input) => input[field] !== null, { message: reason, path: [field] }],
+  );
+  return { validate, extensions: { [NULL_REFUSED]: reasons } };
+}
 
 /** The domain rule of an input field, if it has one. */
 export const domainRuleOf = (field: GraphQLInputField): z.ZodType | undefined =>
   field.extensions[DOMAIN_RULE] as z.ZodType | undefined;
+
+/** Why an explicit null is refused for this field of this input type, if it is. */
+export function nullReasonOf(type: GraphQLInputObjectType, field: GraphQLInputField): string | undefined {
+  const reasons = type.extensions[NULL_REFUSED] as Readonly<Record<string, string>> | undefined;
+  return reasons && Object.hasOwn(reasons, field.name) ? reasons[field.name] : undefined;
+}

@@ -74,7 +74,8 @@ const quote = JSON.stringify;
 /**
  * A pet as the contract writes it, in JSON: GraphQL gives ids as strings and nulls for unset fields;
  * the contract wants numbers and absence. Written directly (the name is the one value that needs
- * escaping): half the time of JSON.stringify over intermediate objects for a page of 20.
+ * escaping) rather than as an object per pet for JSON.stringify, which measured slower when this was
+ * written: docs/benchmarks.md has the figures.
  */
 function restPetJson(pet: RestPetFragment): string {
   const status = pet.status ? `,"status":${quote(STATUS_VALUES.get(pet.status))}` : '';

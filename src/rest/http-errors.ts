@@ -1,6 +1,7 @@
 import type { GraphQLError } from 'graphql';
+import { TOO_MANY_ERRORS } from '../graphql/error-limit.ts';
+import { UNKNOWN_FIELD_REASON } from '../graphql/variable-problems.ts';
 import type { HttpError } from '../http/send-error.ts';
-import { NEW_PET_FIELD_ORDER } from '../pets/pet-rules.ts';
 
 /** The closed set of `code` values of REST Error bodies, each with its one HTTP status. */
 export const REST_ERRORS = {
@@ -38,8 +39,24 @@ export class RestError extends Error implements HttpError {
   }
 }
 
+/** Characters of a field's name, and of a reason, that a message repeats: it never grows with the body. */
+const NAME_SHOWN = 40;
+const REASON_SHOWN = 200;
+/** Unknown fields a message names before it only counts the rest. */
+const UNKNOWN_FIELDS_NAMED = 3;
+
+/** At most `max` UTF-16 units, ending in … when cut, never between the halves of a surrogate pair. */
+function shortened(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 2);
+  const end = last >= 0xd800 && last <= 0xdbff ? max - 2 : max - 1;
+  return `${text.slice(0, end)}…`;
+}
+
+/** The name is quoted as JSON: a key with quotes or line breaks cannot pass for another field's message. */
 export function invalidParameter(name: string, reason: string): RestError {
-  return new RestError('BAD_USER_INPUT', `Invalid value for "${name}": ${reason}`, {}, name);
+  const message = `Invalid value for ${JSON.stringify(shortened(name, NAME_SHOWN))}: ${shortened(reason, REASON_SHOWN)}`;
+  return new RestError('BAD_USER_INPUT', message, {}, name);
 }
 
 /** The contract's wording of a reason GraphQL gave for a field (the field by its contract name). */
@@ -81,26 +98,30 @@ export function restErrorFromGraphQL(
   return new RestError(code, error.message, stringHeaders(http.headers));
 }
 
-/** Where a REST field comes in a message: NewPet's contract order first, any other field after it. */
-function fieldRank(field: string): number {
-  const index = (NEW_PET_FIELD_ORDER as readonly string[]).indexOf(field);
-  return index === -1 ? NEW_PET_FIELD_ORDER.length : index;
-}
-
-const byContractOrder = (a: string, b: string) => fieldRank(a) - fieldRank(b) || (a < b ? -1 : a > b ? 1 : 0);
-
 /**
  * The REST Error for an operation's GraphQL errors. When each names an invalid field, one 400 names
- * them all, in the contract's field order (others after, by name), whatever order the body gave
- * them in: `Invalid value for "name": is required; Invalid value for "categoryId": is required`.
+ * them all in the order GraphQL gives them (the input type's own fields in the contract's order, then
+ * the keys it does not have), the unknown ones only the first few, then counted:
+ * `Invalid value for "name": is required; Invalid value for "a": is not a known field; and 9 more unknown fields`.
+ * The "too many errors" entry only says the count is a lower bound: it never stands for a field.
  */
 export function restErrorFromGraphQLErrors(
   errors: readonly GraphQLError[],
   restField: (graphqlPath: string) => string = (path) => path,
   restReason?: RestReason,
 ): RestError {
-  const invalid = errors.map((error) => restErrorFromGraphQL(error, restField, restReason));
-  if (invalid.length < 2 || invalid.some((error) => error.field === undefined)) return invalid[0] ?? unexpected();
-  const ordered = invalid.toSorted((a, b) => byContractOrder(a.field as string, b.field as string));
-  return new RestError('BAD_USER_INPUT', ordered.map((error) => error.message).join('; '));
+  const tooMany = errors.find((error) => error.extensions?.code === TOO_MANY_ERRORS);
+  const reported = tooMany ? errors.filter((error) => error !== tooMany) : errors;
+  const invalid = reported.map((error) => restErrorFromGraphQL(error, restField, restReason));
+  if ((invalid.length < 2 && !tooMany) || invalid.some((error) => error.field === undefined)) {
+    return invalid[0] ?? unexpected();
+  }
+  const isUnknown = (index: number) => reported[index]?.extensions?.reason === UNKNOWN_FIELD_REASON;
+  const unknown = invalid.filter((_, index) => isUnknown(index));
+  const named = [...invalid.filter((_, index) => !isUnknown(index)), ...unknown.slice(0, UNKNOWN_FIELDS_NAMED)];
+  const parts = named.map((error) => error.message);
+  const more = unknown.length - UNKNOWN_FIELDS_NAMED;
+  if (more > 0) parts.push(`and ${tooMany ? 'at least ' : ''}${more} more unknown field${more === 1 ? '' : 's'}`);
+  else if (tooMany) parts.push(tooMany.message);
+  return new RestError('BAD_USER_INPUT', parts.join('; '));
 }

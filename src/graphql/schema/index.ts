@@ -5,4 +5,6 @@ import { builder } from '../builder.ts';
 builder.queryType({});
 builder.mutationType({});
 
-export const schema = builder.toSchema();
+// Fields in the order declared (Pothos sorts them by default): errors name input fields in that order,
+// the contract's. schema/schema.graphql is printed sorted all the same.
+export const schema = builder.toSchema({ sortSchema: false });

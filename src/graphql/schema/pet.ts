@@ -1,17 +1,10 @@
 import { GET_PET_DEPRECATION_REASON } from '../../deprecations.ts';
 import { decodeCursor, encodeCursor } from '../../pets/cursor.ts';
 import { LIST_LIMIT, type NewPet, PET_NAME_MAX_LENGTH, type Pet, type PetPage } from '../../pets/pet.ts';
-import {
-  categoryIdRule,
-  listLimitRule,
-  NULL_STATUS_REASON,
-  petIdRule,
-  petNameRule,
-  statusNotNullRule,
-} from '../../pets/pet-rules.ts';
+import { categoryIdRule, listLimitRule, NULL_STATUS_REASON, petIdRule, petNameRule } from '../../pets/pet-rules.ts';
 import { builder } from '../builder.ts';
 import { badUserInput } from '../errors.ts';
-import { alsoCheckedBy, checkedBy } from '../input-rules.ts';
+import { checkedBy, refusingNull } from '../input-rules.ts';
 import { listSize } from '../list-size.ts';
 import { Int64 } from './int64.ts';
 import { PET_STATUS_VALUES } from './pet-status.ts';
@@ -42,14 +35,10 @@ const NewPetInput = builder.inputType('NewPet', {
   fields: (t) => ({
     name: t.string({ required: true, ...checkedBy(petNameRule) }),
     categoryId: t.field({ type: Int64, required: true, ...checkedBy(categoryIdRule) }),
-    status: t.field({
-      type: PetStatus,
-      description: 'Omit it to leave the status unset; null is refused.',
-      ...alsoCheckedBy(statusNotNullRule),
-    }),
+    status: t.field({ type: PetStatus, description: 'Omit it to leave the status unset; null is refused.' }),
   }),
   // An explicit null would be stored as "no status" while looking like a value was sent.
-  validate: [(input) => input.status !== null, { message: NULL_STATUS_REASON, path: ['status'] }],
+  ...refusingNull({ status: NULL_STATUS_REASON }),
 });
 
 const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
