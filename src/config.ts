@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { trustedProxyProblem } from './edge/client-address.ts';
+import { originProblem } from './edge/cors.ts';
 import type { RateLimitSettings } from './edge/rate-limits.ts';
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
 
@@ -34,6 +35,17 @@ const trustedProxies = z
       const problem = trustedProxyProblem(entry);
       if (problem) context.addIssue({ code: 'custom', message: problem });
     }
+  });
+
+// Browser apps' origins, exactly as browsers send them in Origin (no wildcard: each is named).
+const corsOrigins = z
+  .string()
+  .transform(commaList)
+  .superRefine((entries, context) => {
+    entries.forEach((entry, index) => {
+      const problem = originProblem(entry);
+      if (problem) context.addIssue({ code: 'custom', message: problem, path: [index] });
+    });
   });
 
 // The message never repeats the value: a URL may carry a password.
@@ -84,6 +96,8 @@ const envSchema = z
     REDIS_URL: redisUrl.optional(),
     // Unset: the client address is the socket's peer. Set: the proxies whose X-Forwarded-For is believed.
     TRUST_PROXY: trustedProxies.default([]),
+    // Unset: no CORS, as before. Set: these origins' pages may call /graphql and the REST routes.
+    CORS_ORIGINS: corsOrigins.default([]),
     // Who may send GraphQL documents of their own: everyone (off), everyone but logged (log), or only
     // API_KEYS keys and keys issued with --allow-arbitrary-documents (enforce). Ids work in every mode.
     TRUSTED_DOCUMENTS: z.enum(['off', 'log', 'enforce']).default('off'),

@@ -7,6 +7,7 @@ import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
 import { type Config, rateLimitsOf } from './config.ts';
 import { createAuthentication, createRequestCharges } from './edge/authenticate.ts';
 import { clientAddressOf } from './edge/client-address.ts';
+import { createCorsPolicy } from './edge/cors.ts';
 import { createDrain } from './edge/drain.ts';
 import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
@@ -81,7 +82,8 @@ export function createService(dependencies: ServiceDependencies): Service {
   const restBasePath = config.REST_BASE_PATH;
   // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
   const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, metrics) });
-  const execution = createFaces(dependencies, admission);
+  // A 304 gives its rate-limit point back (conditional GETs, http/conditional-get.ts).
+  const execution = createFaces(dependencies, admission, rateLimits.revalidated);
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({
     ring: keyRing,
@@ -119,6 +121,7 @@ export function createService(dependencies: ServiceDependencies): Service {
       drain,
       logger,
       metrics,
+      cors: createCorsPolicy(config.CORS_ORIGINS),
       ...(tracer ? { tracing: createRequestTracing() } : {}),
     }),
     metricsListener: createMetricsListener(sendMetrics),

@@ -9,6 +9,7 @@ import type { TraceFields } from '../telemetry/log-fields.ts';
 import type { RequestTracing } from '../telemetry/request-span.ts';
 import { createAccessLog } from './access-log.ts';
 import type { Admission } from './authenticate.ts';
+import { actualResponseHeaders, allowedOrigin, type CorsPolicy, isPreflight, preflightHeaders } from './cors.ts';
 import type { Drain } from './drain.ts';
 import { requestIdOf } from './request-id.ts';
 import { createRouteTable, type Route } from './route-matching.ts';
@@ -22,6 +23,8 @@ export interface EdgeOptions {
   metrics: Metrics;
   /** Only while tracing: names each server span after its route; its ids go in the access log. */
   tracing?: RequestTracing;
+  /** The origins whose browser apps may call the crossOrigin routes (CORS_ORIGINS); undefined: CORS off. */
+  cors?: CorsPolicy;
 }
 
 const UNEXPECTED_ERROR: HttpError = { status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' };
@@ -35,12 +38,36 @@ function setRouteHeaders(res: ServerResponse, route: Route): void {
 }
 
 /**
+ * CORS on a route browser apps call: the answer depends on Origin whatever it is; an allowed
+ * origin's answers say so, and its preflight is answered 204 here, before any key is asked for or
+ * any limit counts it. True when the preflight was answered.
+ */
+function crossOrigin(cors: CorsPolicy, route: Route, { req, res }: Exchange): boolean {
+  const origin = allowedOrigin(cors, req);
+  if (origin === undefined) {
+    // A cache must not hand this answer, without CORS headers, to an allowed origin.
+    setEarlyHeader(res, 'Vary', 'Origin');
+    return false;
+  }
+  if (isPreflight(req)) {
+    const methods = typeof route.methods === 'function' ? [] : Object.keys(route.methods);
+    res.writeHead(204, preflightHeaders(origin, methods)).end();
+    return true;
+  }
+  const headers = actualResponseHeaders(origin);
+  for (const name in headers) setEarlyHeader(res, name, headers[name] as string);
+  return false;
+}
+
+/**
  * The service's one request listener. Once per request: request id, access log, request metrics and
- * the drain's bookkeeping; then the route table: the key and rate limits on routes that need them,
+ * the drain's bookkeeping; then the route table: CORS (preflights answered before anything else),
+ * the key and rate limits on routes that need them,
  * 405 for a method the route lacks, 403 for a key without the scope the method needs, and the
  * route's handler.
  */
-export function createEdgeListener({ routes, fallback, authenticate, drain, logger, metrics, tracing }: EdgeOptions) {
+export function createEdgeListener(options: EdgeOptions) {
+  const { routes, fallback, authenticate, drain, logger, metrics, tracing, cors } = options;
   const table = createRouteTable(routes, fallback);
   const accessLog = createAccessLog(logger);
 
@@ -91,6 +118,7 @@ export function createEdgeListener({ routes, fallback, authenticate, drain, logg
     setRouteHeaders(res, route);
     res.once('close', () => finish(route, exchange, trace));
     try {
+      if (cors && route.crossOrigin && crossOrigin(cors, route, exchange)) return;
       const pending = serve(route, exchange);
       if (pending instanceof Promise) pending.catch((error: unknown) => fail(exchange, error));
     } catch (error) {

@@ -27,6 +27,8 @@ export interface Route {
   quiet?: boolean;
   /** Headers every answer on the route carries, a 401 or 429 included (a deprecated route says so). */
   headers?: Readonly<Record<string, string>>;
+  /** Browser apps on the origins in CORS_ORIGINS may call it: preflights answered, CORS headers on answers. */
+  crossOrigin?: true;
 }
 
 const NO_PARAMS: Params = Object.freeze({});

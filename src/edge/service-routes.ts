@@ -67,6 +67,7 @@ function restRoutes({ restBasePath, rest }: RouteHandlers): Route[] {
       face: 'rest',
       methods,
       scopes,
+      crossOrigin: true,
       ...(deprecated ? { headers: deprecationHeaders(restBasePath) } : {}),
     };
   });
@@ -105,6 +106,7 @@ export function createRoutes(handlers: RouteHandlers): { routes: Route[]; fallba
       face: 'graphql',
       methods: { GET: handlers.graphql, POST: handlers.graphql },
       head: false,
+      crossOrigin: true,
     },
     ...restRoutes(handlers),
   ];

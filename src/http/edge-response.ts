@@ -10,8 +10,16 @@ function drop(pairs: OutgoingHttpHeader[], name: string): void {
   for (let i = pairs.length - 2; i >= 0; i -= 2) if (sameName(pairs[i] as string, name)) pairs.splice(i, 2);
 }
 
-/** Adds a header to a flat list, replacing any of the same name. */
-function put(pairs: OutgoingHttpHeader[], name: string, value: OutgoingHttpHeader | undefined): void {
+/** Vary lists what the answer depends on: a later Vary adds to an earlier one (CORS's Origin stays). */
+function varyOf(pairs: OutgoingHttpHeader[], name: string, value: OutgoingHttpHeader | undefined) {
+  if (!sameName(name, 'vary') || typeof value !== 'string') return value;
+  for (let i = 0; i < pairs.length; i += 2) if (sameName(pairs[i] as string, name)) return `${pairs[i + 1]}, ${value}`;
+  return value;
+}
+
+/** Adds a header to a flat list, replacing any of the same name (adding to it for Vary). */
+function put(pairs: OutgoingHttpHeader[], name: string, given: OutgoingHttpHeader | undefined): void {
+  const value = varyOf(pairs, name, given);
   drop(pairs, name);
   // An undefined value stays for Node to refuse, as it would have.
   pairs.push(name, value as OutgoingHttpHeader);
@@ -63,7 +71,10 @@ export class EdgeResponse<Request extends IncomingMessage = IncomingMessage> ext
     if (this.#setOneByOne) {
       // Node merges setHeader's and writeHead's header by header: the early ones go first, where unset.
       for (let i = 0; i < early.length; i += 2) {
-        if (!this.hasHeader(early[i] as string)) super.setHeader(early[i] as string, early[i + 1] as string);
+        const name = early[i] as string;
+        const set = this.getHeader(name);
+        if (set === undefined) super.setHeader(name, early[i + 1] as string);
+        else if (sameName(name, 'vary')) super.setHeader(name, `${early[i + 1]}, ${set}`);
       }
       return super.writeHead(statusCode, reason as string, headers as OutgoingHttpHeaders);
     }

@@ -61,6 +61,8 @@ export interface TestServerOptions {
   trustedDocuments?: 'off' | 'log' | 'enforce';
   /** Yoga plugins an operator adds (ServiceDependencies.graphqlPlugins). */
   graphqlPlugins?: readonly Plugin[];
+  /** CORS_ORIGINS, as the environment would give it (`http://localhost:5173,https://app.example.com`). */
+  corsOrigins?: string;
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
@@ -85,6 +87,7 @@ function configOf(options: TestServerOptions) {
     REDIS_URL: options.redisUrl,
     TRUST_PROXY: options.trustProxy,
     TRUSTED_DOCUMENTS: options.trustedDocuments,
+    CORS_ORIGINS: options.corsOrigins,
   });
 }
 
