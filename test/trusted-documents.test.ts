@@ -185,15 +185,27 @@ describe('TRUSTED_DOCUMENTS=enforce', () => {
   it('refuses a document sent with an id, and runs neither', async () => {
     const before = await petCount(server);
     const variables = { input: { name: 'Both', categoryId: 4 } };
-    for (const body of [
-      { query: CREATE, documentId: idOf(CREATE), variables },
-      { query: CREATE, extensions: { persistedQuery: { version: 1, sha256Hash: hexOf(CREATE) } }, variables },
-    ]) {
-      const response = await server.request.post('/graphql').set(AUTH).send(body);
+    // A documentId with a query, from any key; Apollo's extension with a query, from a key that may
+    // not register (a key that may is registering by APQ: test/automatic-persisted-queries.test.ts).
+    for (const [auth, body] of [
+      [AUTH, { query: CREATE, documentId: idOf(CREATE), variables }],
+      [client, { query: CREATE, extensions: { persistedQuery: { version: 1, sha256Hash: hexOf(CREATE) } }, variables }],
+    ] as const) {
+      const response = await server.request.post('/graphql').set(auth).send(body);
       expect(response.status).toBe(200);
       expect(errorOf(response.body)).toBe('CANNOT_SEND_PQ_ID_AND_BODY');
     }
     expect(await petCount(server)).toBe(before);
+  });
+
+  it("answers Apollo's hash alone as not in the list for a limited key, as not found (404) for a key that may register", async () => {
+    const extensions = { persistedQuery: { version: 1, sha256Hash: hexOf(UNPUBLISHED) } };
+    const limited = await server.request.post('/graphql').set(client).send({ extensions });
+    expect(limited.status).toBe(200);
+    expect(errorOf(limited.body)).toBe('PERSISTED_QUERY_NOT_IN_LIST');
+    const internal = await server.request.post('/graphql').set(AUTH).send({ extensions });
+    expect(internal.status).toBe(404);
+    expect(errorOf(internal.body)).toBe('PERSISTED_QUERY_NOT_FOUND');
   });
 
   it('asks for a query or an id when a request has neither', async () => {
@@ -266,7 +278,7 @@ describe('TRUSTED_DOCUMENTS=enforce', () => {
     const byId = { operation: 'TrustedList', type: 'query', outcome: 'success', document: idOf(LIST) };
     expect(sampleIn(text, 'graphql_operations_total', byId)).toBeGreaterThan(0);
     expect(sampleIn(text, 'graphql_documents_refused_total', { reason: 'id_required' })).toBeGreaterThanOrEqual(4);
-    expect(sampleIn(text, 'graphql_documents_refused_total', { reason: 'not_in_list' })).toBeGreaterThanOrEqual(58);
+    expect(sampleIn(text, 'graphql_documents_refused_total', { reason: 'not_in_list' })).toBeGreaterThanOrEqual(59);
     expect(sampleIn(text, 'graphql_documents_refused_total', { reason: 'document_and_id' })).toBe(2);
     expect(sampleIn(text, 'graphql_untrusted_operations_total')).toBe(0);
   });
@@ -309,6 +321,23 @@ describe('TRUSTED_DOCUMENTS=log', () => {
       ['TrustedList', true],
     ]);
     expect(reported.every((line) => line.keyId !== undefined && line.keyId !== '')).toBe(true);
+  });
+
+  it("lets a limited key register by Apollo's APQ, counting what it runs as enforce would refuse it", async () => {
+    const text = 'query ApqUnderLog { pets(limit: 1) { id } }';
+    const extensions = { persistedQuery: { version: 1, sha256Hash: hexOf(text) } };
+    const unknown = await server.request.post('/graphql').set(client).send({ extensions });
+    expect(unknown.status).toBe(404);
+    expect(errorOf(unknown.body)).toBe('PERSISTED_QUERY_NOT_FOUND');
+    for (const body of [{ query: text, extensions }, { extensions }]) {
+      const response = await server.request.post('/graphql').set(client).send(body);
+      expect(response.status).toBe(200);
+      expect(response.body.errors).toBeUndefined();
+    }
+    const counted = { operation: 'ApqUnderLog', type: 'query' };
+    expect(sampleIn(await scrape(server), 'graphql_untrusted_operations_total', counted)).toBe(2);
+    const warned = lines.filter((line) => line.operation === 'ApqUnderLog' && line.level === 40);
+    expect(warned).toHaveLength(1);
   });
 
   it("names the document a POST ran by id in the request's access-log line", async () => {

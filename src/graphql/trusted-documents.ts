@@ -1,11 +1,12 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import type { GraphQLParams, OnParamsEventPayload, Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { ExecutionExchange, ServerContext } from '../context.ts';
 import { normalizeDocumentId } from '../documents/document-id.ts';
 import type { PublishedDocuments } from '../documents/published-documents.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { automaticPersistedQueryHash, createAutomaticPersistedQueries } from './automatic-persisted-queries.ts';
 import { createDocumentRefusals } from './document-refusals.ts';
 import { ErrorCode } from './errors.ts';
 import { operationOf } from './operation-metrics.ts';
@@ -28,28 +29,43 @@ const notAString = () =>
 export const maySendWholeDocuments = (mode: TrustedDocumentsMode, exchange: ExecutionExchange): boolean =>
   mode === 'off' || exchange.arbitraryDocuments;
 
+/**
+ * Who may register texts by Apollo's automatic persisted queries: whoever may send documents whole,
+ * and, under `log`, every key (what it registers is a document sent whole, counted and logged as such).
+ */
+const mayRegister = (mode: TrustedDocumentsMode, exchange: ExecutionExchange): boolean =>
+  mode === 'log' || maySendWholeDocuments(mode, exchange);
+
 type Params = GraphQLParams & { documentId?: unknown };
+
+/** What a request names instead of a document, and whether by Apollo's persisted-query extension. */
+interface SentId {
+  sent: unknown;
+  automatic: boolean;
+}
 
 /**
  * The id a request names, in any of the three ways clients send one: `documentId` in a POST body
  * (GraphQL-over-HTTP), `documentId` in a GET's query string (Yoga's GET parser keeps only the four
  * standard parameters, so it is read from the URL), or Apollo's `extensions.persistedQuery`.
  */
-function sentDocumentId(params: Params, request: Request): unknown {
-  if (params.documentId != null) return params.documentId;
+function sentDocumentId(params: Params, request: Request): SentId | undefined {
+  if (params.documentId != null) return { sent: params.documentId, automatic: false };
   if (request.method === 'GET' && request.url.includes('documentId=')) {
-    return new URL(request.url).searchParams.get('documentId') || undefined;
+    const sent = new URL(request.url).searchParams.get('documentId') || undefined;
+    return sent === undefined ? undefined : { sent, automatic: false };
   }
-  const persisted = params.extensions?.persistedQuery as { version?: unknown; sha256Hash?: unknown } | undefined;
-  if (persisted?.version === 1 && typeof persisted.sha256Hash === 'string') return persisted.sha256Hash;
-  return undefined;
+  const hash = automaticPersistedQueryHash(params);
+  return hash === undefined ? undefined : { sent: hash, automatic: true };
 }
 
 /**
  * Trusted documents: a request naming a published document runs that document (the library swaps
  * it in before parsing); one sending a document whole is refused under `enforce`, or logged and
- * counted under `log`, when its key may not send documents of its own. Refusals come before parsing,
- * so nothing runs. REST never gets here: its documents are the server's own and skip Yoga's params.
+ * counted under `log`, when its key may not send documents of its own. Apollo's automatic persisted
+ * queries from keys that may register (mayRegister) are served here too, before parsing, so what
+ * they run meets every later rule as the same text sent whole. Refusals come before parsing, so
+ * nothing runs. REST never gets here: its documents are the server's own and skip Yoga's params.
  */
 export function useTrustedDocuments(options: {
   mode: TrustedDocumentsMode;
@@ -62,20 +78,32 @@ export function useTrustedDocuments(options: {
   /** Documents sent whole under `log` by keys that `enforce` would refuse: their text, for the log line. */
   const untrusted = new WeakMap<ExecutionExchange, string>();
 
+  const registered = createAutomaticPersistedQueries();
+
+  /** A published id runs its document; other ids are refused, unless Apollo's APQ may register them. */
+  function byId(payload: OnParamsEventPayload<object>, exchange: ExecutionExchange, { sent, automatic }: SentId) {
+    const params = payload.params as Params;
+    // A published id as the spec writes it (every client of ours) needs no normalising, nor its regex.
+    const id = typeof sent !== 'string' ? undefined : documents.has(sent) ? sent : normalizeDocumentId(sent);
+    const published = id !== undefined && documents.has(id);
+    if (automatic && !(published && params.query == null) && mayRegister(mode, exchange)) {
+      return registered.serve(payload).then((text) => {
+        if (text !== undefined && !maySendWholeDocuments(mode, exchange)) untrusted.set(exchange, text);
+      });
+    }
+    if (params.query != null) throw refuse(exchange, 'document_and_id');
+    if (typeof sent !== 'string') throw notAString();
+    if (!published) throw refuse(exchange, 'not_in_list');
+    exchange.documentId = id;
+  }
+
   const gate: Plugin<ServerContext> = {
-    onParams({ params, request, context }) {
+    onParams(payload) {
+      const { params, request, context } = payload;
       // Yoga's params hooks get the server context the edge passed (typed {} in its plugin type).
       const { exchange } = context as unknown as ServerContext;
       const sent = sentDocumentId(params as Params, request);
-      if (sent !== undefined) {
-        if (params.query != null) throw refuse(exchange, 'document_and_id');
-        if (typeof sent !== 'string') throw notAString();
-        // A published id as the spec writes it (every client of ours) needs no normalising, nor its regex.
-        const id = documents.has(sent) ? sent : normalizeDocumentId(sent);
-        if (id === undefined || !documents.has(id)) throw refuse(exchange, 'not_in_list');
-        exchange.documentId = id;
-        return;
-      }
+      if (sent) return byId(payload, exchange, sent);
       if (typeof params.query !== 'string' || maySendWholeDocuments(mode, exchange)) return;
       if (mode === 'enforce') throw refuse(exchange, 'id_required');
       untrusted.set(exchange, params.query);

@@ -1,0 +1,68 @@
+import { createGraphQLError } from '@graphql-tools/utils';
+import { type APQStore, createInMemoryAPQStore, useAPQ } from '@graphql-yoga/plugin-apq';
+import type { GraphQLParams, OnParamsEventPayload } from 'graphql-yoga';
+import { sha256Hex } from '../auth/api-key-store.ts';
+
+/**
+ * What one instance keeps of the texts clients register: at most `texts` of them, least recently
+ * used first out, none longer than `characters` (so memory stays under their product, whatever
+ * clients send). A longer text runs but is not kept: its hash alone is never found.
+ */
+export const APQ_LIMITS = { texts: 1_000, characters: 16_384 } as const;
+
+/** The library's LRU store (no expiry: the count bounds it), refusing texts over the size limit. */
+function createBoundedStore(limits: { texts: number; characters: number }): APQStore {
+  const lru = createInMemoryAPQStore({ max: limits.texts, ttl: 0 });
+  return {
+    get: (hash) => lru.get(hash),
+    set: (hash, text) => (text.length <= limits.characters ? lru.set(hash, text) : undefined),
+  };
+}
+
+/** The library's own message is its code in camel case; a client should learn what to fix. */
+const mismatch = () =>
+  createGraphQLError(
+    'extensions.persistedQuery.sha256Hash is not the SHA-256 of this "query": send the lower-case hex SHA-256 of the exact text (nothing was registered or run)',
+    { extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } } },
+  );
+
+const isMismatch = (error: unknown) =>
+  (error as { extensions?: { code?: unknown } } | null)?.extensions?.code === 'PERSISTED_QUERY_MISMATCH';
+
+/** The hash in Apollo's extension, as Apollo's link sends it and the library reads it; else undefined. */
+export function automaticPersistedQueryHash(params: GraphQLParams): string | undefined {
+  const persisted = params.extensions?.persistedQuery as { version?: unknown; sha256Hash?: unknown } | undefined;
+  return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : undefined;
+}
+
+export interface AutomaticPersistedQueries {
+  /**
+   * Apollo's protocol for one request carrying extensions.persistedQuery, by
+   * @graphql-yoga/plugin-apq: a hash alone gets its registered text (or PERSISTED_QUERY_NOT_FOUND,
+   * 404, for Apollo's link to resend the text); a text with its hash is checked (400
+   * PERSISTED_QUERY_MISMATCH) and kept. Resolves to the text the request runs, set in its params.
+   */
+  serve(payload: OnParamsEventPayload<object>): Promise<string | undefined>;
+}
+
+/** One instance's registered texts (created once per Yoga: nothing is shared between instances). */
+export function createAutomaticPersistedQueries(limits = APQ_LIMITS): AutomaticPersistedQueries {
+  // node's hash answers at once, where the library's default waits for WebCrypto.
+  const plugin = useAPQ({ store: createBoundedStore(limits), hash: sha256Hex });
+  const onParams = plugin.onParams as (payload: OnParamsEventPayload<object>) => Promise<void>;
+  return {
+    async serve(payload) {
+      let { params } = payload;
+      const setParams = (next: GraphQLParams) => {
+        params = next;
+        payload.setParams(next);
+      };
+      try {
+        await onParams({ ...payload, setParams });
+      } catch (error) {
+        throw isMismatch(error) ? mismatch() : error;
+      }
+      return params.query;
+    },
+  };
+}

@@ -1,0 +1,185 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { createApiKeyStore } from '../src/auth/api-key-store.ts';
+import { APQ_LIMITS } from '../src/graphql/automatic-persisted-queries.ts';
+import { QUERY_LIMITS } from '../src/graphql/query-limits.ts';
+import { AUTH, type TestServer, useTestServer } from './support/test-server.ts';
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const apq = (text: string) => ({ persistedQuery: { version: 1, sha256Hash: sha256(text) } });
+const GRAPHQL_RESPONSE = 'application/graphql-response+json';
+
+interface Answer {
+  status: number;
+  body: { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: { code?: string } }[] };
+  headers: Record<string, string | undefined>;
+}
+
+/** Apollo's two kinds of request, by POST or GET: the hash alone, or the text with its hash. */
+function sender(server: TestServer, auth: Record<string, string> = AUTH) {
+  const post = (body: Record<string, unknown>, accept = GRAPHQL_RESPONSE): Promise<Answer> =>
+    server.request
+      .post('/graphql')
+      .set({ ...auth, Accept: accept })
+      .send(body);
+  const get = (params: Record<string, unknown>): Promise<Answer> =>
+    server.request
+      .get('/graphql')
+      .query(Object.fromEntries(Object.entries(params).map(([name, value]) => [name, JSON.stringify(value)])))
+      .set({ ...auth, Accept: GRAPHQL_RESPONSE });
+  return {
+    register: (text: string, extensions = apq(text), variables = {}) => post({ query: text, extensions, variables }),
+    byHash: (text: string, variables = {}) => post({ extensions: apq(text), variables }),
+    post,
+    getByHash: (text: string) => get({ extensions: apq(text) }),
+    getText: (text: string) =>
+      server.request
+        .get('/graphql')
+        .query({ query: text, extensions: JSON.stringify(apq(text)) })
+        .set(AUTH) as Promise<Answer>,
+  };
+}
+
+const codeOf = (answer: Answer) => answer.body.errors?.[0]?.extensions?.code;
+const fresh = (name: string) => `query ${name}${randomBytes(4).toString('hex')} { pets(limit: 1) { id } }`;
+const storedNamed = (server: TestServer, name: string) =>
+  server.database.db.collection('pets').countDocuments({ name });
+
+describe('automatic persisted queries against hostile clients', () => {
+  const server = useTestServer();
+  const send = sender(server);
+
+  it('a text with a hash that is not its own: a clear 400, nothing runs, nothing is kept', async () => {
+    const text = 'mutation { createPet(input: { name: "Mismatched", categoryId: 1 }) { id } }';
+    const lying = { persistedQuery: { version: 1, sha256Hash: sha256('{ __typename }') } };
+    for (const accept of [GRAPHQL_RESPONSE, 'application/json']) {
+      const answer = await send.post({ query: text, extensions: lying }, accept);
+      expect(answer.status).toBe(400);
+      expect(codeOf(answer)).toBe('PERSISTED_QUERY_MISMATCH');
+      expect(answer.body.errors?.[0]?.message).toMatch(/is not the SHA-256 of this "query"/);
+      expect(answer.body.data).toBeUndefined();
+    }
+    const byGet = await server.request
+      .get('/graphql')
+      .query({ query: fresh('Lied'), extensions: JSON.stringify(lying) })
+      .set(AUTH);
+    expect(byGet.status).toBe(400);
+    expect(codeOf(byGet)).toBe('PERSISTED_QUERY_MISMATCH');
+    expect(await storedNamed(server, 'Mismatched')).toBe(0);
+    expect(codeOf(await send.post({ extensions: lying }))).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect(codeOf(await send.byHash(text))).toBe('PERSISTED_QUERY_NOT_FOUND');
+  });
+
+  it('a text by GET with its hash is registered like one by POST', async () => {
+    const text = fresh('ByGet');
+    expect((await send.getByHash(text)).status).toBe(404);
+    const registered = await send.getText(text);
+    expect(registered.status).toBe(200);
+    expect(registered.body.errors).toBeUndefined();
+    const served = await send.getByHash(text);
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual(registered.body);
+  });
+
+  it(`a text over ${APQ_LIMITS.characters} characters runs but is never kept; one at the limit is`, async () => {
+    const body = fresh('Sized');
+    const padded = (length: number) => `${body} #${'x'.repeat(length - body.length - 2)}`;
+    const over = padded(APQ_LIMITS.characters + 1);
+    const atLimit = padded(APQ_LIMITS.characters);
+    expect([over.length, atLimit.length]).toEqual([APQ_LIMITS.characters + 1, APQ_LIMITS.characters]);
+
+    const ran = await send.register(over);
+    expect(ran.status).toBe(200);
+    expect(ran.body.errors).toBeUndefined();
+    const notKept = await send.byHash(over);
+    expect(notKept.status).toBe(404);
+    expect(codeOf(notKept)).toBe('PERSISTED_QUERY_NOT_FOUND');
+
+    expect((await send.register(atLimit)).status).toBe(200);
+    expect((await send.byHash(atLimit)).body).toEqual(ran.body);
+  });
+
+  it(`keeps at most ${APQ_LIMITS.texts} texts: past that, the least recently used go`, async () => {
+    const texts = Array.from({ length: APQ_LIMITS.texts + 20 }, (_, index) => `query Filler${index} { __typename }`);
+    const first = texts[0] as string;
+    const last = texts.at(-1) as string;
+    // Registered in order, a few at a time.
+    for (let start = 0; start < texts.length; start += 10) {
+      const batch = texts.slice(start, start + 10);
+      const answers = await Promise.all(batch.map((text) => send.register(text)));
+      for (const answer of answers) expect(answer.status).toBe(200);
+      // Used again just before the store is full, the first stays while the next ones go.
+      if (start === APQ_LIMITS.texts - 10) expect((await send.byHash(first)).status).toBe(200);
+    }
+    expect((await send.byHash(first)).status).toBe(200);
+    for (const evicted of texts.slice(1, 20))
+      expect(codeOf(await send.byHash(evicted))).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await send.byHash(last)).body).toEqual({ data: { __typename: 'Query' } });
+  });
+});
+
+describe('a registered text meets every rule the same text sent whole meets', () => {
+  const server = useTestServer();
+  const send = sender(server);
+
+  it('the query limits: refused alike when registered and when run by its hash', async () => {
+    const aliases = Array.from({ length: QUERY_LIMITS.aliases + 1 }, (_, index) => `a${index}: pets(limit: 1) { id }`);
+    const text = `query TooMany { ${aliases.join(' ')} }`;
+    const whole = await send.post({ query: text });
+    expect(codeOf(whole)).toBe('TOO_MANY_ALIASES');
+    const registered = await send.register(text);
+    const byHash = await send.byHash(text);
+    for (const answer of [registered, byHash]) {
+      expect(answer.status).toBe(whole.status);
+      expect(answer.body).toEqual(whole.body);
+    }
+  });
+
+  it('the scopes: a read-only key running a mutation another key registered gets 403 and stores nothing', async () => {
+    const { key } = await createApiKeyStore(server.database.db).issue({
+      name: 'reader',
+      scopes: ['pets:read'],
+      allowArbitraryDocuments: true,
+    });
+    const reader = sender(server, { Authorization: `Bearer ${key}` });
+    const text = 'mutation { createPet(input: { name: "Registered", categoryId: 1 }) { id } }';
+    expect((await send.register(text)).status).toBe(200);
+    expect(await storedNamed(server, 'Registered')).toBe(1);
+    // Keys are read every 2 s.
+    await vi.waitFor(async () => expect(codeOf(await reader.byHash(text))).toBe('FORBIDDEN'), {
+      timeout: 10_000,
+      interval: 200,
+    });
+    const whole = await reader.post({ query: text });
+    const byHash = await reader.byHash(text);
+    expect(byHash.status).toBe(403);
+    expect(byHash.body).toEqual(whole.body);
+    expect(await storedNamed(server, 'Registered')).toBe(1);
+  });
+});
+
+describe('a registered text costs the points the same text sent whole costs', () => {
+  const server = useTestServer({
+    rateLimits: { perKey: { rate: 100, burst: 200 }, authFailures: { rate: 0, burst: 0 } },
+  });
+  const send = sender(server);
+  const remaining = (answer: Answer) => Number(/;r=(\d+);/.exec(answer.headers.ratelimit ?? '')?.[1]);
+
+  /** The drop in RateLimit's remaining points that `request` caused, after one cheap request. */
+  async function pointsSpentBy(request: () => Promise<Answer>) {
+    const before = remaining(await send.post({ query: '{ __typename }' }));
+    const answer = await request();
+    expect(answer.status).toBe(200);
+    const after = remaining(answer);
+    // The one-second window may have turned between the two: then it starts from the full quota.
+    return after < before ? before - after : 100 - after;
+  }
+
+  it('15 aliased lists cost 15 points sent whole, registered, and by hash', async () => {
+    const lists = Array.from({ length: QUERY_LIMITS.aliases }, (_, index) => `l${index}: pets(limit: 31) { id }`);
+    const text = `query Fifteen { ${lists.join(' ')} }`;
+    expect(await pointsSpentBy(() => send.post({ query: text }))).toBe(15);
+    expect(await pointsSpentBy(() => send.register(text))).toBe(15);
+    expect(await pointsSpentBy(() => send.byHash(text))).toBe(15);
+  });
+});
