@@ -48,7 +48,9 @@ export interface GraphQLServerOptions {
 /**
  * Yoga's own plugins. The direct execution (REST, and the GraphQL fast path) applies every one of
  * their per-request rules too, through the same functions: the operation metric (graphql-fast-path.ts),
- * the trusted-documents gate and swap (graphql-fast-request.ts), the error log, the scope, the
+ * the trusted-documents gate and swap (graphql-fast-request.ts; the gate's automatic persisted
+ * queries act only on requests carrying `extensions`, which the fast path always leaves to Yoga,
+ * hasOrdinaryParams, and REST never sends), the error log, the scope, the
  * list-size limit, the price, the variable codes and graphql-jit (direct-execution.ts); the query
  * limits and the validated documents judge a document once, before the fast path may run it
  * (validated-documents.ts); the spans, while tracing, when the fast path is off (the direct execution
