@@ -1,5 +1,6 @@
 import { createContextFactory } from './context.ts';
 import { createPublishedDocuments } from './documents/published-documents.ts';
+import { useConditionalGets } from './edge/graphql-conditional-get.ts';
 import { createGraphQLFastPath } from './edge/graphql-fast-path.ts';
 import { createGraphQLRequests } from './edge/graphql-request.ts';
 import { createDirectExecution, type DirectExecution } from './graphql/direct-execution.ts';
@@ -8,6 +9,7 @@ import { createListSizeCheck } from './graphql/list-size.ts';
 import type { OperationAdmission } from './graphql/operation-admission.ts';
 import { schema } from './graphql/schema/index.ts';
 import { createValidatedDocuments, type ValidatedDocuments } from './graphql/validated-documents.ts';
+import type { GiveBack } from './http/conditional-get.ts';
 import { createIdempotentCreates } from './idempotency/idempotent-create.ts';
 import { schedulePurge } from './idempotency/purge-schedule.ts';
 import { createPetUseCase } from './pets/create-pet.ts';
@@ -44,7 +46,7 @@ type SharedExecution = ReturnType<typeof createSharedExecution>;
 /** The fast path over the direct execution, running the documents Yoga has validated. */
 function createFastPath(
   { config, metrics }: ServiceDependencies,
-  { documents }: SharedExecution,
+  { documents, giveBack }: SharedExecution & { giveBack: GiveBack | undefined },
   execution: DirectExecution,
   validatedDocuments: ValidatedDocuments,
 ) {
@@ -53,6 +55,7 @@ function createFastPath(
     documents: validatedDocuments,
     metrics,
     trustedDocuments: config.TRUSTED_DOCUMENTS,
+    ...(giveBack ? { giveBack } : {}),
     publishedText: (id) => {
       // A text not read yet (a promise) or an id not published (null): Yoga answers it.
       const text = documents.lookup(id);
@@ -65,7 +68,7 @@ function createFastPath(
  * The two faces over one execution: GraphQL (Yoga, and the fast path for documents Yoga has
  * validated) and REST, both with the same context and rules (direct-execution.ts).
  */
-export function createFaces(dependencies: ServiceDependencies, admission: OperationAdmission) {
+export function createFaces(dependencies: ServiceDependencies, admission: OperationAdmission, giveBack?: GiveBack) {
   const { config, logger, metrics, tracer, graphqlPlugins } = dependencies;
   const shared = createSharedExecution(dependencies);
   const { documents, createContext, errorLog, listSizeCheck } = shared;
@@ -79,6 +82,7 @@ export function createFaces(dependencies: ServiceDependencies, admission: Operat
     admission,
     metrics,
     trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
+    conditionalGets: useConditionalGets(giveBack),
     ...(tracer ? { tracer } : {}),
     ...(validatedDocuments ? { validatedDocuments } : {}),
     ...(graphqlPlugins ? { plugins: graphqlPlugins } : {}),
@@ -92,7 +96,8 @@ export function createFaces(dependencies: ServiceDependencies, admission: Operat
     admission,
     ...(executeSpans ? { executeSpans } : {}),
   });
-  const fastPath = validatedDocuments && createFastPath(dependencies, shared, direct, validatedDocuments);
+  const fastPath =
+    validatedDocuments && createFastPath(dependencies, { ...shared, giveBack }, direct, validatedDocuments);
   return {
     rest: createRestExecutor({
       execution: direct,
@@ -100,6 +105,7 @@ export function createFaces(dependencies: ServiceDependencies, admission: Operat
       maxBodyBytes: config.MAX_BODY_BYTES,
       logger,
       metrics,
+      ...(giveBack ? { giveBack } : {}),
     }),
     graphql: createGraphQLRequests(
       (req, res, context) => yoga.handle(req, res, context),

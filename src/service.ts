@@ -82,7 +82,6 @@ export function createService(dependencies: ServiceDependencies): Service {
   const restBasePath = config.REST_BASE_PATH;
   // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
   const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, metrics) });
-  // A 304 gives its rate-limit point back (conditional GETs, http/conditional-get.ts).
   const execution = createFaces(dependencies, admission, rateLimits.revalidated);
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({

@@ -41,6 +41,8 @@ export interface GraphQLServerOptions {
   tracer?: Tracer;
   /** Learns the documents Yoga found valid, for the fast path. */
   validatedDocuments?: ValidatedDocuments;
+  /** ETag and 304 for GETs on Yoga's path: the fast path answers through the same conditionalAnswer. */
+  conditionalGets?: Plugin<Record<string, never>, ServerContext>;
   /** Plugins an operator adds: only ones that act at start (mirrored-plugins.ts refuses the rest). */
   plugins?: readonly Plugin[];
 }
@@ -58,6 +60,7 @@ export interface GraphQLServerOptions {
  */
 function mirroredPlugins(options: GraphQLServerOptions) {
   const { logger, errorLog, listSizeCheck, admission, metrics, trustedDocuments, tracer, validatedDocuments } = options;
+  const { conditionalGets } = options;
   const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
   // The list-size limit stops execution before useVariableErrorCodes would rewrite its errors.
   return [
@@ -81,6 +84,8 @@ function mirroredPlugins(options: GraphQLServerOptions) {
     useGraphQlJit({}, { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) }),
     // After the JIT, whose onExecute replaces the execute function without chaining.
     ...(tracing ? [tracing.activate] : []),
+    // Conditional GETs (edge/graphql-conditional-get.ts): the fast path answers through the same function.
+    ...(conditionalGets ? [conditionalGets] : []),
     // Last: a document is learnt only once every plugin that could refuse it has passed it.
     ...(validatedDocuments ? [validatedDocuments.plugin] : []),
   ];

@@ -33,6 +33,7 @@ const query = (document: string) => JSON.stringify({ query: document });
 /** Answers from every kind of writer: REST's, the edge's errors, Yoga, the GraphQL fast path, pages, metrics. */
 const ANSWERS: Array<[string, () => Promise<Raw>]> = [
   ['REST list 200', () => send('GET', '/v1/pets?limit=1', AUTH)],
+  ['REST list 304', () => send('GET', '/v1/pets?limit=1', { ...AUTH, 'If-None-Match': '*' })],
   ['REST deprecated get 404', () => send('GET', '/v1/pets/987654321', AUTH)],
   ['REST create 201', () => send('POST', '/v1/pets', JSON_BODY, JSON.stringify({ name: 'Once', categoryId: 1 }))],
   ['REST create 400', () => send('POST', '/v1/pets', JSON_BODY, '{}')],
@@ -41,6 +42,14 @@ const ANSWERS: Array<[string, () => Promise<Raw>]> = [
   ['REST 404 route', () => send('GET', '/v1/nope', AUTH)],
   ['GraphQL by Yoga', () => send('POST', '/graphql', JSON_BODY, query('{ pets(limit: 1) { id name } }'))],
   ['GraphQL fast path', () => send('POST', '/graphql', JSON_BODY, query('{ pets(limit: 1) { id name } }'))],
+  [
+    'GraphQL GET 304 by Yoga',
+    () => send('GET', '/graphql?query=%7Bpets(limit%3A1)%7Bid%7D%7D', { ...AUTH, 'If-None-Match': '*' }),
+  ],
+  [
+    'GraphQL GET 304 by the fast path',
+    () => send('GET', '/graphql?query=%7Bpets(limit%3A1)%7Bid%7D%7D', { ...AUTH, 'If-None-Match': '*' }),
+  ],
   ['GraphQL 401', () => send('POST', '/graphql', { 'Content-Type': 'application/json' }, query('{ pets { id } }'))],
   ['GraphiQL page', () => send('GET', '/graphql', { Accept: 'text/html' })],
   ['front door', () => send('GET', '/')],

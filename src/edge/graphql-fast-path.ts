@@ -1,11 +1,20 @@
 import type { DirectExecution } from '../graphql/direct-execution.ts';
 import type { TrustedDocumentsMode } from '../graphql/trusted-documents.ts';
 import type { ValidatedDocuments } from '../graphql/validated-documents.ts';
+import type { GiveBack } from '../http/conditional-get.ts';
 import type { Exchange } from '../http/exchange.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createCompiledOperations } from './compiled-operations.ts';
+import { conditionalAnswer } from './graphql-conditional-get.ts';
 import { createFastRequests } from './graphql-fast-request.ts';
-import { type PostedBody, type RegularMediaType, runsByGet, writeResultAsYoga } from './yoga-behaviour.ts';
+import {
+  answerAsYoga,
+  type PostedBody,
+  type RegularAnswer,
+  type RegularMediaType,
+  runsByGet,
+  writeAnswer,
+} from './yoga-behaviour.ts';
 
 export interface GraphQLFastPathOptions {
   execution: DirectExecution;
@@ -14,6 +23,13 @@ export interface GraphQLFastPathOptions {
   trustedDocuments: TrustedDocumentsMode;
   /** The text of a published document this instance has read already; undefined for any other id. */
   publishedText: (id: string) => string | undefined;
+  /** Gives a 304's rate-limit point back, as on Yoga's path (graphql-conditional-get.ts). */
+  giveBack?: GiveBack;
+}
+
+function writeAnswered(exchange: Exchange, answer: RegularAnswer): true {
+  writeAnswer(exchange.res, answer);
+  return true;
 }
 
 /**
@@ -27,7 +43,7 @@ export interface GraphQLFastPathOptions {
  * answers to Yoga's.
  */
 export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
-  const { execution, metrics } = options;
+  const { execution, metrics, giveBack } = options;
   const requestOf = createFastRequests(options);
   const { operationOf } = createCompiledOperations(execution);
 
@@ -43,8 +59,12 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
     return Promise.resolve(execution.run(operation, exchange, request.variables)).then((result) => {
       const outcome = result.errors?.length ? 'error' : 'success';
       metrics.countGraphQLOperation(operation.name, operation.type, outcome, exchange.documentId);
-      writeResultAsYoga(exchange.res, result, mediaType, operation.stringify);
-      return true as const;
+      const answer = answerAsYoga(result, mediaType, operation.stringify);
+      // A GET's answer is conditional, as on Yoga's path (graphql-conditional-get.ts).
+      const ifNoneMatch = exchange.req.headers['if-none-match'];
+      const answered = get ? conditionalAnswer(answer, result, { ifNoneMatch, exchange, giveBack }) : answer;
+      if (answered instanceof Promise) return answered.then((notModified) => writeAnswered(exchange, notModified));
+      return writeAnswered(exchange, answered);
     });
   }
 

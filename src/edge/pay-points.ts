@@ -68,3 +68,18 @@ export async function payPoints(
   }
   return { short: balance };
 }
+
+/**
+ * Gives back the one point a request took (request()'s consume), from the counter that paid it: the
+ * second's quota, or the burst allowance when that quota was spent (BurstyRateLimiter counts past it
+ * before it takes from the allowance). A counter whose window has passed holds nothing to give back:
+ * a new window starts whole. Resolves to the second's counter after it (the RateLimit field), or null
+ * when it has no window now. Rejects when the store fails.
+ */
+export async function givePointBack({ steady, burst, rate }: Counters, key: string): Promise<RateLimiterRes | null> {
+  const [steadyNow, burstNow] = await Promise.all([steady.get(key), burst?.get(key)]);
+  if (!steadyNow || steadyNow.consumedPoints <= 0) return steadyNow;
+  const fromBurst = steadyNow.consumedPoints > rate && burst && burstNow && burstNow.consumedPoints > 0;
+  const [after] = await Promise.all([steady.reward(key, 1), fromBurst ? burst.reward(key, 1) : undefined]);
+  return after;
+}

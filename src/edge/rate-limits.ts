@@ -12,6 +12,7 @@ import {
   rateLimitField,
   refusal,
 } from './rate-limit-policy.ts';
+import { createRevalidationRefunds } from './revalidation-refunds.ts';
 
 export type { Rate, Refusal } from './rate-limit-policy.ts';
 
@@ -57,6 +58,7 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     logger,
     storeFailed,
   });
+  const refunds = keys && createRevalidationRefunds(keys, store);
   const overRate = `Too many requests for this API key (over ${perKey.rate} per second)`;
 
   return {
@@ -90,6 +92,16 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
           logger.warn({ err: error, reqId: exchange.id }, 'rate limit store failed; RateLimit left out of a refusal');
           return priceRefusal(keys, perKey.burst, cost);
         },
+      );
+    },
+
+    /** A 304's request (conditional-get.ts): its point back, within the key's revalidation allowance. */
+    revalidated(exchange: ChargedExchange): Promise<undefined> | undefined {
+      return refunds?.(exchange.keyId).then(
+        (after) =>
+          keys && after ? setRateLimitFields(keys, exchange, after.remainingPoints, after.msBeforeNext) : undefined,
+        (error: unknown) =>
+          void logger.warn({ err: error, reqId: exchange.id }, 'rate limit store failed; a 304 kept its point'),
       );
     },
   };

@@ -145,19 +145,31 @@ class CapturedResponse {
 }
 const CAPTURE = { Response: CapturedResponse } as unknown as FetchAPI;
 
+/** An answer to a regular result: Yoga's, or made from it (a 304 has no body). */
+export interface RegularAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
 /**
- * Writes a result as Yoga answers it: Yoga's own processRegularResult decides status, headers and
- * body; `stringify` is the operation's graphql-jit serialiser, which @envelop/graphql-jit (esm/index.js)
- * puts on the result for Yoga's processor to use.
+ * A result as Yoga answers it: Yoga's own processRegularResult decides status, headers and body.
+ * `stringify` is the operation's graphql-jit serialiser, which @envelop/graphql-jit (esm/index.js)
+ * puts on the result for Yoga's processor to use (on Yoga's path the result carries it already).
  */
-export function writeResultAsYoga(
-  res: ServerResponse,
+export function answerAsYoga(
   result: ExecutionResult,
   mediaType: RegularMediaType,
-  stringify: (result: ExecutionResult) => string,
-): void {
-  const processed = processRegularResult({ ...result, stringify }, CAPTURE, mediaType);
+  stringify?: (result: ExecutionResult) => string,
+): RegularAnswer {
+  const processed = processRegularResult(stringify ? { ...result, stringify } : result, CAPTURE, mediaType);
   const { body, init } = processed as unknown as CapturedResponse;
-  res.writeHead(init.status ?? 200, { ...init.headers, 'Content-Length': Buffer.byteLength(body) });
+  return { status: init.status ?? 200, headers: init.headers ?? {}, body };
+}
+
+/** Writes an answer on node:http in one writeHead, with its length. */
+export function writeAnswer(res: ServerResponse, { status, headers, body }: RegularAnswer): void {
+  if (body === null) return void res.writeHead(status, headers).end();
+  res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }

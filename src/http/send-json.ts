@@ -1,6 +1,13 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** One flat list: writeHead takes it as it is (an object would be walked key by key). */
+function headerLines(headers: OutgoingHttpHeaders | undefined): OutgoingHttpHeader[] {
+  const lines: OutgoingHttpHeader[] = [];
+  if (headers) for (const name in headers) lines.push(name, headers[name] as OutgoingHttpHeader);
+  return lines;
+}
 
 /** Writes a whole JSON response in one go, with its length, so Node never chunks it. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: OutgoingHttpHeaders): void {
@@ -9,10 +16,14 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 /** sendJson for a body that is JSON already. */
 export function sendJsonText(res: ServerResponse, status: number, json: string, headers?: OutgoingHttpHeaders): void {
-  // One flat list: writeHead takes it as it is (an object would be walked key by key).
-  const lines: OutgoingHttpHeader[] = [];
-  if (headers) for (const name in headers) lines.push(name, headers[name] as OutgoingHttpHeader);
+  const lines = headerLines(headers);
   lines.push('Content-Type', JSON_TYPE, 'Content-Length', Buffer.byteLength(json));
   res.writeHead(status, lines);
   res.end(json);
+}
+
+/** 304 (RFC 9110 §15.4.5): no body, and the headers the 200 would carry for caches (ETag, Cache-Control, Vary). */
+export function sendNotModified(res: ServerResponse, headers: OutgoingHttpHeaders): void {
+  res.writeHead(304, headerLines(headers));
+  res.end();
 }

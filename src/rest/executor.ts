@@ -1,12 +1,13 @@
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import type { CompiledOperation, DirectExecution } from '../graphql/direct-execution.ts';
+import { type GiveBack, REST_VARY, validate } from '../http/conditional-get.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { sendError } from '../http/send-error.ts';
-import { sendJsonText } from '../http/send-json.ts';
+import { JSON_TYPE, sendJsonText, sendNotModified } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { REST_OPERATIONS, type RestOperation, type RestRequest } from './contract-operations.ts';
+import { REST_OPERATIONS, type RestOperation, type RestRequest, type RestResult } from './contract-operations.ts';
 import { createDeprecationTracker } from './deprecation.ts';
 import { invalidParameter, RestError, restErrorFromGraphQL, restErrorFromGraphQLErrors } from './http-errors.ts';
 import { readJsonBody } from './request-body.ts';
@@ -17,6 +18,8 @@ export interface RestExecutorOptions {
   maxBodyBytes: number;
   logger: Logger;
   metrics: Metrics;
+  /** Gives a 304's rate-limit point back (rate-limits.ts revalidated); undefined with no limits. */
+  giveBack?: GiveBack;
 }
 
 function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
@@ -35,13 +38,23 @@ function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Recor
   return decoded ?? raw;
 }
 
+/** A GET's 200 with its ETag, or 304 when If-None-Match names it (conditional-get.ts). */
+async function sendValidated(exchange: Exchange, answer: RestResult, giveBack: GiveBack | undefined): Promise<void> {
+  const checked = validate(exchange.req.headers['if-none-match'], JSON_TYPE, answer.json, REST_VARY);
+  const headers = { ...answer.headers, ...checked.headers };
+  if (!checked.notModified) return sendJsonText(exchange.res, answer.status, answer.json, headers);
+  await giveBack?.(exchange);
+  sendNotModified(exchange.res, headers);
+}
+
 /**
  * Runs the contract's operations: each a pre-parsed operation of the GraphQL schema, compiled once
  * and run by the same direct execution as the GraphQL fast path (same context, executor, rules and
  * masking as Yoga's envelop), and written straight to node:http, with no fetch Request/Response in
  * between. Business rules live in the schema.
  */
-export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, metrics }: RestExecutorOptions) {
+export function createRestExecutor(options: RestExecutorOptions) {
+  const { execution, basePath, maxBodyBytes, logger, metrics, giveBack } = options;
   const trackDeprecatedUse = createDeprecationTracker(logger);
   const compiled = new Map(REST_OPERATIONS.map((operation) => [operation, execution.compile(operation.document)]));
 
@@ -81,6 +94,7 @@ export function createRestExecutor({ execution, basePath, maxBodyBytes, logger, 
         basePath,
       };
       const answer = answerOf(operation, await execute(operation, exchange, request), request);
+      if (operation.method === 'GET' && answer.status === 200) return await sendValidated(exchange, answer, giveBack);
       sendJsonText(exchange.res, answer.status, answer.json, answer.headers);
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.

@@ -22,9 +22,9 @@ export type ErrorBody<C extends ErrorCode = ErrorCode> = {
   [K in C]: { code: K; message: string; status: (typeof ERROR_STATUS)[K] };
 }[C];
 
-/** A documented answer: the schema its body has and the headers it must carry (lower case). */
+/** A documented answer: the schema its body has (none: no body) and the headers it must carry (lower case). */
 interface Documented {
-  body: keyof Schemas;
+  body?: keyof Schemas;
   headers: readonly string[];
 }
 /** On every answer of every operation: every path of the document needs a key. */
@@ -33,6 +33,9 @@ const ERROR = { body: 'Error', headers: SECURE } as const;
 const UNAUTHENTICATED = { body: 'Error', headers: ['www-authenticate', ...SECURE] } as const;
 const RETRY_LATER = { body: 'Error', headers: ['retry-after', ...SECURE] } as const;
 const DEPRECATED = ['deprecation', 'sunset', 'link', ...SECURE] as const;
+/** A GET's 200 and 304 carry its validator (conditional GETs). */
+const VALIDATED = ['etag', 'vary'] as const;
+const NOT_MODIFIED = { headers: [...VALIDATED, ...SECURE] } as const;
 
 /** Each operation of the document with every status it documents. */
 export const OPERATIONS = {
@@ -40,7 +43,8 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/pets',
     responses: {
-      200: { body: 'Pets', headers: SECURE },
+      200: { body: 'Pets', headers: [...SECURE, ...VALIDATED] },
+      304: NOT_MODIFIED,
       400: ERROR,
       401: UNAUTHENTICATED,
       403: ERROR,
@@ -70,7 +74,8 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/pets/{petId}',
     responses: {
-      200: { body: 'Pet', headers: DEPRECATED },
+      200: { body: 'Pet', headers: [...DEPRECATED, ...VALIDATED] },
+      304: { headers: ['deprecation', 'sunset', 'link', ...VALIDATED, ...SECURE] },
       400: ERROR,
       401: UNAUTHENTICATED,
       403: ERROR,
@@ -110,7 +115,11 @@ type BodyAt<S extends number, Name extends keyof Schemas> = Name extends 'Error'
 type DocumentedOf<O extends OperationId> = (typeof OPERATIONS)[O]['responses'];
 type AnswerOf<O extends OperationId, S extends keyof DocumentedOf<O>> = S extends number
   ? DocumentedOf<O>[S] extends Documented
-    ? Answer<S, BodyAt<S, DocumentedOf<O>[S]['body']>, DocumentedOf<O>[S]['headers'][number]>
+    ? Answer<
+        S,
+        DocumentedOf<O>[S] extends { body: infer Name extends keyof Schemas } ? BodyAt<S, Name> : unknown,
+        DocumentedOf<O>[S]['headers'][number]
+      >
     : never
   : never;
 

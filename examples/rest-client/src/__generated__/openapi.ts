@@ -115,6 +115,20 @@ export interface components {
         };
     };
     responses: {
+        /** @description The answer is unchanged since the one whose `ETag` the request sent in `If-None-Match`: no body; keep using the copy (see Conditional GETs). */
+        NotModified: {
+            headers: {
+                Link: components["headers"]["NextPageLink"];
+                ETag: components["headers"]["ETag"];
+                Vary: components["headers"]["Vary"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Cache-Control": components["headers"]["CacheControlRevalidated"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The request is invalid: a query or path parameter (including repeated or empty query parameters, an invalid cursor, a petId that is not a positive int64), an `Idempotency-Key` that is empty, too long or not visible ASCII, or a body that is not JSON, not an object, or has missing or invalid fields. */
         BadRequest: {
             headers: {
@@ -262,6 +276,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). */
+        IfNoneMatch: string;
         /** @description A key of the client's choosing, unique per new animal (a UUID, say): a retry with the same key and body returns the first answer instead of adding the animal again. 1 to 255 visible ASCII characters, spaces allowed inside; kept 24 hours, scoped per API key. */
         IdempotencyKey: string;
     };
@@ -271,6 +287,18 @@ export interface components {
         XContentTypeOptions: "nosniff";
         /** @description `no-store`, on every answer to a request on a path that needs an API key (errors included): answers are per key, so no cache may keep them. */
         CacheControlNoStore: "no-store";
+        /** @description `private, no-cache`, on the `200` and `304` of a `GET`: a browser may keep the answer but must revalidate it (`If-None-Match`) before each use; a shared cache never keeps it. */
+        CacheControlRevalidated: "private, no-cache";
+        /**
+         * @description A strong validator of the answer's exact body (RFC 9110 §8.8.3): send it back in `If-None-Match`. Opaque: compare it, never parse it.
+         * @example "Yjc3NWY1ZjQ0ZGMzNGQ2Zj"
+         */
+        ETag: string;
+        /**
+         * @description The request headers the answer depends on besides its URL: always `Authorization` (each key's answer is its own); `Origin` too where CORS is on.
+         * @example Authorization
+         */
+        Vary: string;
         /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key` (nothing new was stored); absent otherwise. */
         IdempotentReplayed: "true";
         /**
@@ -333,7 +361,10 @@ export interface operations {
                 /** @description Opaque keyset cursor. Take it from the `Link` rel="next" URL of the previous page; do not build it. A cursor the service did not issue answers 400. The pattern is only a syntax check. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -346,13 +377,16 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Cache-Control": components["headers"]["CacheControlRevalidated"];
+                    ETag: components["headers"]["ETag"];
+                    Vary: components["headers"]["Vary"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -407,7 +441,10 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description Identifier of the animal to return. */
                 petId: components["schemas"]["Int64Id"];
@@ -425,12 +462,30 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
-                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Cache-Control": components["headers"]["CacheControlRevalidated"];
+                    ETag: components["headers"]["ETag"];
+                    Vary: components["headers"]["Vary"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
+            };
+            /** @description The animal is unchanged since the answer whose `ETag` the request sent in `If-None-Match`: no body (see Conditional GETs). */
+            304: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["DeprecationLink"];
+                    ETag: components["headers"]["ETag"];
+                    Vary: components["headers"]["Vary"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Cache-Control": components["headers"]["CacheControlRevalidated"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
