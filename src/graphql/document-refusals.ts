@@ -72,3 +72,5 @@ export function createDocumentRefusals(options: { documents: PublishedDocuments;
 
   return { refuse, warnUntrusted };
 }
+
+export type DocumentRefusals = ReturnType<typeof createDocumentRefusals>;

@@ -7,7 +7,7 @@ import { normalizeDocumentId } from '../documents/document-id.ts';
 import type { PublishedDocuments } from '../documents/published-documents.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { automaticPersistedQueryHash, createAutomaticPersistedQueries } from './automatic-persisted-queries.ts';
-import { createDocumentRefusals } from './document-refusals.ts';
+import { createDocumentRefusals, type DocumentRefusals } from './document-refusals.ts';
 import { ErrorCode } from './errors.ts';
 import { operationOf } from './operation-metrics.ts';
 
@@ -57,6 +57,21 @@ function sentDocumentId(params: Params, request: Request): SentId | undefined {
   }
   const hash = automaticPersistedQueryHash(params);
   return hash === undefined ? undefined : { sent: hash, automatic: true };
+}
+
+/** The library swaps the id the gate accepted for its published text; the gate has decided who may send what. */
+function useDocumentSwap(documents: PublishedDocuments, refuse: DocumentRefusals['refuse']): Plugin<ServerContext> {
+  return usePersistedOperations<ServerContext>({
+    allowArbitraryOperations: true,
+    extractPersistedOperationId: (_params, _request, context) =>
+      (context as unknown as ServerContext).exchange.documentId || null,
+    getPersistedOperation: (id) => documents.lookup(id),
+    customErrors: {
+      keyNotFound: nothingSent,
+      // Removed between the gate's check and the read of its text.
+      notFound: ({ context }) => refuse((context as unknown as ServerContext).exchange, 'not_in_list'),
+    },
+  });
 }
 
 /**
@@ -118,18 +133,5 @@ export function useTrustedDocuments(options: {
     },
   };
 
-  const swap = usePersistedOperations<ServerContext>({
-    // The gate above has decided who may send documents; the library only swaps ids for texts.
-    allowArbitraryOperations: true,
-    extractPersistedOperationId: (_params, _request, context) =>
-      (context as unknown as ServerContext).exchange.documentId || null,
-    getPersistedOperation: (id) => documents.lookup(id),
-    customErrors: {
-      keyNotFound: nothingSent,
-      // Removed between the gate's check and the read of its text.
-      notFound: ({ context }) => refuse((context as unknown as ServerContext).exchange, 'not_in_list'),
-    },
-  });
-
-  return [gate, swap];
+  return [gate, useDocumentSwap(documents, refuse)];
 }
