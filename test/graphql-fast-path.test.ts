@@ -170,6 +170,37 @@ describe('when a document Yoga has found valid is sent again', () => {
     const query = unseen(PET);
     const answer = await sameTwice(server, byGet({ query, variables: { id } }), GRAPHQL_RESPONSE);
     expect(answer.body).toEqual({ data: { pet: { id, name: 'Fast', categoryId: 3, status: null } } });
+    expect(answer.headers.etag).toMatch(/^"[\w-]{22}"$/);
+    expect(answer.headers['cache-control']).toBe('private, no-cache');
+  });
+
+  it('then a conditional GET is answered as Yoga answers it: 304 for a tag it names, 200 otherwise, none with errors', async () => {
+    // No pet created here: the create test's ids keep their length.
+    const variables = { limit: 2 };
+    const conditional = (ifNoneMatch: string) => ({ ...AUTH, 'If-None-Match': ifNoneMatch });
+    for (const accept of [undefined, GRAPHQL_RESPONSE]) {
+      const tag = (await send(server, byGet({ query: PETS, variables }), accept)).headers.etag as string;
+      for (const [ifNoneMatch, status] of [
+        [tag, 304],
+        [`"other", W/${tag}`, 304],
+        ['*', 304],
+        ['"other"', 200],
+      ] as const) {
+        const params = { query: unseen(PETS), variables };
+        const answer = await sameTwice(server, byGet(params), accept, conditional(ifNoneMatch));
+        expect(answer.status, ifNoneMatch).toBe(status);
+        expect(answer.headers.etag, ifNoneMatch).toBe(status === 304 ? tag : answer.headers.etag);
+      }
+    }
+    const failing = await sameTwice(
+      server,
+      byGet({ query: unseen(PET), variables: { id: '-1' } }),
+      undefined,
+      conditional('*'),
+    );
+    expect(failing.status).toBe(200);
+    expect(failing.headers.etag).toBeUndefined();
+    expect(failing.headers['cache-control']).toBe('no-store');
   });
 
   it('then each content type Yoga reads as JSON is answered as Yoga answers it (isContentTypeMatch)', async () => {
