@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { APQ_LIMITS } from '../src/graphql/automatic-persisted-queries.ts';
 import { QUERY_LIMITS } from '../src/graphql/query-limits.ts';
+import { capturingLogger, ERROR_LEVEL, linesDuring } from './support/capturing-logger.ts';
 import { AUTH, type TestServer, useTestServer } from './support/test-server.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -115,6 +116,61 @@ describe('automatic persisted queries against hostile clients', () => {
     for (const evicted of texts.slice(1, 20))
       expect(codeOf(await send.byHash(evicted))).toBe('PERSISTED_QUERY_NOT_FOUND');
     expect((await send.byHash(last)).body).toEqual({ data: { __typename: 'Query' } });
+  });
+});
+
+describe('automatic persisted queries with parameters of the wrong shape', () => {
+  const { logger, lines } = capturingLogger();
+  const server = useTestServer({ logger });
+  const send = sender(server);
+
+  /** The answer to `body`, checked to be a 400 with `message`, logged below the error level. */
+  async function refused(body: Record<string, unknown>, message: RegExp) {
+    const { response, logged } = await linesDuring(lines, () => send.post(body));
+    expect(response.status, JSON.stringify(body)).toBe(400);
+    expect(response.body.errors?.[0]?.message).toMatch(message);
+    expect(response.body.data).toBeUndefined();
+    expect(logged.filter((line) => line.level >= ERROR_LEVEL)).toEqual([]);
+    return response;
+  }
+
+  it('a "query" that is not a string gets the 400 Yoga gives it without the extension, and is never hashed', async () => {
+    const text = fresh('NotAString');
+    const extensions = apq(text);
+    for (const query of [1, 0, true, false, {}, { query: text }, [], [text]]) {
+      // Falsy ones (0, false) read as no query at all to the persisted-operations library: still a 400.
+      const message = /Expected "query" param to be a string, but given|Send a GraphQL document as "query"/;
+      const withHash = await refused({ query, extensions }, message);
+      const without = await send.post({ query });
+      expect(without.status).toBe(400);
+      expect(withHash.body).toEqual(without.body);
+    }
+    // Nothing was registered under the hash, and the text itself still registers.
+    expect(codeOf(await send.byHash(text))).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await send.register(text)).status).toBe(200);
+    expect((await send.byHash(text)).status).toBe(200);
+  });
+
+  it('a null "query" is an absent one: the hash alone is looked up', async () => {
+    const answer = await send.post({ query: null, extensions: apq(fresh('NullQuery')) });
+    expect(answer.status).toBe(404);
+    expect(codeOf(answer)).toBe('PERSISTED_QUERY_NOT_FOUND');
+  });
+
+  it("an extension not of Apollo's shape is refused with a 400, with or without a text, and nothing is kept", async () => {
+    const text = fresh('BadExtension');
+    const hash = sha256(text);
+    const shapes = [
+      ...[1, 'x', true, [], [hash]].map((persistedQuery) => ({ persistedQuery })),
+      ...[2, 0, '1', null, undefined].map((version) => ({ persistedQuery: { version, sha256Hash: hash } })),
+      ...[1, null, undefined, {}, [hash], true].map((sha256Hash) => ({ persistedQuery: { version: 1, sha256Hash } })),
+    ];
+    for (const extensions of shapes) {
+      const message = /extensions\.persistedQuery must be \{ "version": 1, "sha256Hash"/;
+      expect(codeOf(await refused({ query: text, extensions }, message))).toBe('BAD_REQUEST');
+      expect(codeOf(await refused({ extensions }, message))).toBe('BAD_REQUEST');
+    }
+    expect(codeOf(await send.byHash(text))).toBe('PERSISTED_QUERY_NOT_FOUND');
   });
 });
 

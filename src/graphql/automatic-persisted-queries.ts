@@ -2,6 +2,7 @@ import { createGraphQLError } from '@graphql-tools/utils';
 import { type APQStore, createInMemoryAPQStore, useAPQ } from '@graphql-yoga/plugin-apq';
 import type { GraphQLParams, OnParamsEventPayload } from 'graphql-yoga';
 import { sha256Hex } from '../auth/api-key-store.ts';
+import { ErrorCode } from './errors.ts';
 
 /**
  * What one instance keeps of the texts clients register: at most `texts` of them, least recently
@@ -29,10 +30,21 @@ const mismatch = () =>
 const isMismatch = (error: unknown) =>
   (error as { extensions?: { code?: unknown } } | null)?.extensions?.code === 'PERSISTED_QUERY_MISMATCH';
 
-/** The hash in Apollo's extension, as Apollo's link sends it and the library reads it; else undefined. */
+/** The library ignores an extension it cannot read; Apollo Server refuses it, and so do we (nothing runs). */
+const malformed = () =>
+  createGraphQLError(
+    'extensions.persistedQuery must be { "version": 1, "sha256Hash": the lower-case hex SHA-256 of the query } (nothing was registered or run)',
+    { extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } } },
+  );
+
+/** The hash in Apollo's extension, as Apollo's link sends it; undefined without one; 400 for any other shape. */
 export function automaticPersistedQueryHash(params: GraphQLParams): string | undefined {
-  const persisted = params.extensions?.persistedQuery as { version?: unknown; sha256Hash?: unknown } | undefined;
-  return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : undefined;
+  const extensions = params.extensions as Record<string, unknown> | null | undefined;
+  const persisted = typeof extensions === 'object' ? extensions?.persistedQuery : undefined;
+  if (persisted == null) return undefined;
+  const { version, sha256Hash } = persisted as { version?: unknown; sha256Hash?: unknown };
+  if (version !== 1 || typeof sha256Hash !== 'string') throw malformed();
+  return sha256Hash;
 }
 
 export interface AutomaticPersistedQueries {
@@ -40,7 +52,8 @@ export interface AutomaticPersistedQueries {
    * Apollo's protocol for one request carrying extensions.persistedQuery, by
    * @graphql-yoga/plugin-apq: a hash alone gets its registered text (or PERSISTED_QUERY_NOT_FOUND,
    * 404, for Apollo's link to resend the text); a text with its hash is checked (400
-   * PERSISTED_QUERY_MISMATCH) and kept. Resolves to the text the request runs, set in its params.
+   * PERSISTED_QUERY_MISMATCH) and kept. Resolves to the text the request runs, set in its params;
+   * a `query` that is not a string is left untouched, for Yoga's own 400.
    */
   serve(payload: OnParamsEventPayload<object>): Promise<string | undefined>;
 }
@@ -53,6 +66,8 @@ export function createAutomaticPersistedQueries(limits = APQ_LIMITS): AutomaticP
   return {
     async serve(payload) {
       let { params } = payload;
+      // Never hashed (node's hash throws on it): Yoga's parameter check, after this hook, answers 400.
+      if (params.query != null && typeof params.query !== 'string') return undefined;
       const setParams = (next: GraphQLParams) => {
         params = next;
         payload.setParams(next);
