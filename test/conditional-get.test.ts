@@ -51,9 +51,16 @@ describe('If-None-Match as RFC 9110 reads it (weak comparison, bounded)', () => 
     expect(performance.now() - started).toBeLessThan(200);
   });
 
-  it('gives a different tag to the same body in another media type, and to a body one byte apart', () => {
+  it('gives a different tag to the same body in another media type, with a Link, and to a body one byte apart', () => {
     expect(entityTagOf('application/graphql-response+json; charset=utf-8', '[]')).not.toBe(tag);
     expect(entityTagOf('application/json; charset=utf-8', '[ ]')).not.toBe(tag);
+    const linked = entityTagOf('application/json; charset=utf-8', '[]', { Link: '</v1/pets?cursor=a>; rel="next"' });
+    expect(linked).toMatch(TAG);
+    expect(linked).not.toBe(tag);
+    // The parts stay apart: a header line moved into the body is another representation.
+    expect(entityTagOf('application/json; charset=utf-8', 'Link: x\n\n[]')).not.toBe(
+      entityTagOf('application/json; charset=utf-8', '[]', { Link: 'x' }),
+    );
   });
 });
 
@@ -84,6 +91,41 @@ describe('conditional REST GETs', () => {
     expect(changed.status).toBe(200);
     expect(changed.headers.etag).not.toBe(etag);
     expect(changed.body.map((pet: { name: string }) => pet.name)).toContain('Poll');
+  });
+
+  it('when the last page is full and a pet is added after it, then the old tag gets 200, a new tag and a Link', async () => {
+    const limit = 2;
+    const newSold = () =>
+      server.request.post('/v1/pets').set(AUTH).send({ name: 'Tail', categoryId: 3, status: 'sold' });
+    const nextOf = (link: unknown) => /^<([^>]+)>; rel="next"$/.exec(String(link ?? ''))?.[1];
+    // Walk to the last page; add pets until it is full (a new pet comes last: ids ascend).
+    let url = `/v1/pets?limit=${limit}&status=sold`;
+    let page = await get(server, url);
+    for (let next = nextOf(page.headers.link); next !== undefined; next = nextOf(page.headers.link)) {
+      url = next;
+      page = await get(server, url);
+    }
+    while (page.body.length < limit) {
+      expect((await newSold()).status).toBe(201);
+      page = await get(server, url);
+    }
+    expect(page.status).toBe(200);
+    expect(page.headers.link).toBeUndefined();
+    const etag = String(page.headers.etag);
+    expectNotModified(await get(server, url, { ...AUTH, 'If-None-Match': etag }));
+
+    expect((await newSold()).status).toBe(201);
+    const polled = await get(server, url, { ...AUTH, 'If-None-Match': etag });
+    expect(polled.status).toBe(200);
+    expect(polled.body).toEqual(page.body);
+    expect(polled.headers.etag).toMatch(TAG);
+    expect(polled.headers.etag).not.toBe(etag);
+    const next = nextOf(polled.headers.link);
+    expect(next).toContain(`limit=${limit}`);
+    const following = await get(server, next as string);
+    expect(following.body.map((pet: { name: string }) => pet.name)).toEqual(['Tail']);
+    // The new tag is current again: the page with its Link answers 304.
+    expectNotModified(await get(server, url, { ...AUTH, 'If-None-Match': String(polled.headers.etag) }));
   });
 
   it('when If-None-Match is *, weak, a list or wrong, then 304 for a match and 200 with the body otherwise', async () => {
@@ -143,6 +185,23 @@ describe('conditional REST GETs', () => {
 /** 3 a second, bursts of 4: the fifth paid request within a second is refused. */
 const SMALL = { rate: 3, burst: 4 };
 
+/** A 200, then six re-polls with If-None-Match: seven answers where the burst pays for four. */
+async function pollSix(server: TestServer, key: string, url: string, ifNoneMatch: (etag: string) => string) {
+  const first = await get(server, url, bearer(key));
+  expect(first.status).toBe(200);
+  const conditional = { ...bearer(key), 'If-None-Match': ifNoneMatch(String(first.headers.etag)) };
+  const statuses: number[] = [];
+  for (let sent = 0; sent < 6; sent += 1) statuses.push((await get(server, url, conditional)).status);
+  return statuses;
+}
+
+/** A key polling with * within its burst gets 304s, then 429: none of those points came back. */
+function expectStarredPaid(statuses: number[]) {
+  expect(statuses.slice(0, 3)).toEqual([304, 304, 304]);
+  expect(statuses.filter((status) => status !== 304 && status !== 429)).toEqual([]);
+  expect(statuses).toContain(429);
+}
+
 describe('a 304 gives its rate-limit point back (3/s, bursts of 4)', () => {
   const server = useTestServer({ rateLimits: { perKey: SMALL, authFailures: { rate: 0, burst: 0 } } });
 
@@ -176,6 +235,16 @@ describe('a 304 gives its rate-limit point back (3/s, bursts of 4)', () => {
   });
 });
 
+describe('a 304 matched by * gives nothing back (3/s, bursts of 4)', () => {
+  const server = useTestServer({ rateLimits: { perKey: SMALL, authFailures: { rate: 0, burst: 0 } } });
+
+  it('when a key re-polls with * past its burst, then its 304s cost their points and 429 comes; with the tag, never', async () => {
+    const url = '/v1/pets?limit=3';
+    expectStarredPaid(await pollSix(server, API_KEY, url, () => '*'));
+    expect(await pollSix(server, OTHER_API_KEY, url, (etag) => etag)).toEqual(Array(6).fill(304));
+  });
+});
+
 describe('a GraphQL 304 gives its point back too (3/s, bursts of 4)', () => {
   const server = useTestServer({ rateLimits: { perKey: SMALL, authFailures: { rate: 0, burst: 0 } } });
 
@@ -188,6 +257,11 @@ describe('a GraphQL 304 gives its point back too (3/s, bursts of 4)', () => {
     const statuses: number[] = [];
     for (let sent = 0; sent < 6; sent += 1) statuses.push((await get(server, url, conditional)).status);
     expect(statuses).toEqual([304, 304, 304, 304, 304, 304]);
+  });
+
+  it('when a GraphQL GET is polled with *, then its 304s cost their points and 429 comes', async () => {
+    const url = `/graphql?query=${encodeURIComponent('{ pets(limit: 2) { id } } # starred')}`;
+    expectStarredPaid(await pollSix(server, OTHER_API_KEY, url, () => '*'));
   });
 });
 

@@ -14,8 +14,9 @@ export interface ConditionalRequest {
 /**
  * A GraphQL GET's answer, the same whichever path ran it: a 200 without errors carries its ETag (and
  * may be kept by the browser, revalidated each time); one whose tag If-None-Match names is 304
- * without a body, its rate-limit point given back. An answer with errors gets neither: it may be a
- * passing failure (a database out of reach), nothing to poll against, so it stays no-store.
+ * without a body, its rate-limit point given back when a tag (not `*`) matched. An answer with
+ * errors gets neither: it may be a passing failure (a database out of reach), nothing to poll
+ * against, so it stays no-store.
  */
 export function conditionalAnswer(
   answer: RegularAnswer,
@@ -24,11 +25,11 @@ export function conditionalAnswer(
 ): RegularAnswer | Promise<RegularAnswer> {
   if (answer.status !== 200 || answer.body === null || result.errors?.length) return answer;
   const contentType = answer.headers['Content-Type'] ?? '';
-  const checked = validate(ifNoneMatch, contentType, answer.body, GRAPHQL_VARY);
+  const checked = validate(ifNoneMatch, { mediaType: contentType, body: answer.body }, GRAPHQL_VARY);
   if (!checked.notModified) return { ...answer, headers: { ...answer.headers, ...checked.headers } };
   // RFC 9110 §15.4.5: a 304 carries what caches update (ETag, Cache-Control, Vary), no body metadata.
   const notModified: RegularAnswer = { status: 304, headers: checked.headers, body: null };
-  const given = giveBack?.(exchange);
+  const given = checked.matchedTag ? giveBack?.(exchange) : undefined;
   return given ? given.then(() => notModified) : notModified;
 }
 

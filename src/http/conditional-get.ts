@@ -17,13 +17,22 @@ export const GRAPHQL_VARY = 'Authorization, Accept';
 export const MOST_COMPARED_TAGS = 32;
 
 /**
- * A strong validator (RFC 9110 §8.8.3) of one representation: its media type and exact body. SHA-256
- * rather than a fast non-cryptographic hash: pet names are anyone's text, and no one must be able to
- * craft a changed page with an unchanged tag; node's native digest of a bounded body costs little
- * next to writing it. 128 bits of it, base64url: short, and no accidental collision.
+ * A strong validator (RFC 9110 §8.8.3) of one representation: its media type, the headers it sets
+ * from the data (a page's `Link: rel="next"`, which a new pet can add while the body stays the same),
+ * and its exact body. SHA-256 rather than a fast non-cryptographic hash: pet names are anyone's text,
+ * and no one must be able to craft a changed page with an unchanged tag; node's native digest of a
+ * bounded body costs little next to writing it. 128 bits of it, base64url: short, and no accidental
+ * collision. Header lines hold no newline, so the blank line before the body keeps the parts apart.
  */
-export function entityTagOf(mediaType: string, body: string): string {
-  const digest = createHash('sha256').update(mediaType).update('\n').update(body).digest('base64url');
+export function entityTagOf(mediaType: string, body: string, headers: Readonly<Record<string, string>> = {}): string {
+  const hash = createHash('sha256').update(mediaType).update('\n');
+  for (const name in headers)
+    hash
+      .update(name)
+      .update(': ')
+      .update(headers[name] as string)
+      .update('\n');
+  const digest = hash.update('\n').update(body).digest('base64url');
   return `"${digest.slice(0, 22)}"`;
 }
 
@@ -58,16 +67,31 @@ export function ifNoneMatchNames(header: string | undefined, tag: string): boole
   return false;
 }
 
+/** What a GET's 200 is made of, for its tag. */
+export interface Representation {
+  mediaType: string;
+  body: string;
+  /** The headers the answer sets from the data (never the static ones: those of a deprecated route). */
+  headers?: Readonly<Record<string, string>>;
+}
+
 /** What a 200 to a GET carries, and whether the client's copy is current (then the answer is 304). */
 export interface Validation {
   notModified: boolean;
+  /**
+   * A 304 matched by an entity tag, not by `*`: only that one saved the client a body, so only that
+   * one gives its rate-limit point back (`*` matches any answer, whatever the client holds).
+   */
+  matchedTag: boolean;
   headers: Record<string, string>;
 }
 
-export function validate(ifNoneMatch: string | undefined, mediaType: string, body: string, vary: string): Validation {
-  const etag = entityTagOf(mediaType, body);
+export function validate(ifNoneMatch: string | undefined, answer: Representation, vary: string): Validation {
+  const etag = entityTagOf(answer.mediaType, answer.body, answer.headers);
+  const notModified = ifNoneMatchNames(ifNoneMatch, etag);
   return {
-    notModified: ifNoneMatchNames(ifNoneMatch, etag),
+    notModified,
+    matchedTag: notModified && (ifNoneMatch as string).trim() !== '*',
     headers: { ETag: etag, 'Cache-Control': REVALIDATED_CACHE_CONTROL, Vary: vary },
   };
 }

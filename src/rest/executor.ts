@@ -38,12 +38,16 @@ function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Recor
   return decoded ?? raw;
 }
 
-/** A GET's 200 with its ETag, or 304 when If-None-Match names it (conditional-get.ts). */
+/**
+ * A GET's 200 with its ETag, or 304 when If-None-Match names it (conditional-get.ts). The tag covers
+ * the answer's own headers too: a full last page gains a `Link` when a pet is added after it.
+ */
 async function sendValidated(exchange: Exchange, answer: RestResult, giveBack: GiveBack | undefined): Promise<void> {
-  const checked = validate(exchange.req.headers['if-none-match'], JSON_TYPE, answer.json, REST_VARY);
+  const representation = { mediaType: JSON_TYPE, body: answer.json, headers: answer.headers };
+  const checked = validate(exchange.req.headers['if-none-match'], representation, REST_VARY);
   const headers = { ...answer.headers, ...checked.headers };
   if (!checked.notModified) return sendJsonText(exchange.res, answer.status, answer.json, headers);
-  await giveBack?.(exchange);
+  if (checked.matchedTag) await giveBack?.(exchange);
   sendNotModified(exchange.res, headers);
 }
 
