@@ -10,18 +10,23 @@ function drop(pairs: OutgoingHttpHeader[], name: string): void {
   for (let i = pairs.length - 2; i >= 0; i -= 2) if (sameName(pairs[i] as string, name)) pairs.splice(i, 2);
 }
 
+const isVary = (name: string) => sameName(name, 'vary');
+
 /** Vary lists what the answer depends on: a later Vary adds to an earlier one (CORS's Origin stays). */
-function varyOf(pairs: OutgoingHttpHeader[], name: string, value: OutgoingHttpHeader | undefined) {
-  if (!sameName(name, 'vary') || typeof value !== 'string') return value;
-  for (let i = 0; i < pairs.length; i += 2) if (sameName(pairs[i] as string, name)) return `${pairs[i + 1]}, ${value}`;
-  return value;
+function joinVary<Later>(earlier: unknown, later: Later): Later | string {
+  // An undefined value stays for Node to refuse, as it would have.
+  return earlier === undefined || later === undefined ? later : `${earlier}, ${later}`;
+}
+
+function valueIn(pairs: OutgoingHttpHeader[], name: string): OutgoingHttpHeader | undefined {
+  for (let i = 0; i < pairs.length; i += 2) if (sameName(pairs[i] as string, name)) return pairs[i + 1];
+  return undefined;
 }
 
 /** Adds a header to a flat list, replacing any of the same name (adding to it for Vary). */
 function put(pairs: OutgoingHttpHeader[], name: string, given: OutgoingHttpHeader | undefined): void {
-  const value = varyOf(pairs, name, given);
+  const value = isVary(name) ? joinVary(valueIn(pairs, name), given) : given;
   drop(pairs, name);
-  // An undefined value stays for Node to refuse, as it would have.
   pairs.push(name, value as OutgoingHttpHeader);
 }
 
@@ -74,7 +79,7 @@ export class EdgeResponse<Request extends IncomingMessage = IncomingMessage> ext
         const name = early[i] as string;
         const set = this.getHeader(name);
         if (set === undefined) super.setHeader(name, early[i + 1] as string);
-        else if (sameName(name, 'vary')) super.setHeader(name, `${early[i + 1]}, ${set}`);
+        else if (isVary(name)) super.setHeader(name, joinVary(early[i + 1], set));
       }
       return super.writeHead(statusCode, reason as string, headers as OutgoingHttpHeaders);
     }
