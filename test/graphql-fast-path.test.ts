@@ -244,10 +244,11 @@ describe('when a document Yoga has found valid is sent again', () => {
     expect(second.fast).toBe(1);
     const idOf = (answer: Answer) => (answer.body as { data: { createPet: { id: string } } }).data.createPet.id;
     expect(idOf(second)).not.toBe(idOf(first));
-    const withoutId = (answer: Answer) => ({
-      ...comparable(answer),
-      body: JSON.stringify(answer.body).replace(/"id":"\d+"/, ''),
-    });
+    // Ids differ, and so may their digit counts: the length goes with the id.
+    const withoutId = (answer: Answer) => {
+      const { 'content-length': _length, ...headers } = answer.headers;
+      return { ...comparable(answer), headers, body: JSON.stringify(answer.body).replace(/"id":"\d+"/, '') };
+    };
     expect(withoutId(second)).toEqual(withoutId(first));
   });
 
@@ -393,10 +394,11 @@ describe('when a client key runs published documents by id under TRUSTED_DOCUMEN
     const first = await send(strict, body, GRAPHQL_RESPONSE, client);
     const second = await send(strict, body, GRAPHQL_RESPONSE, client);
     expect([first.fast, second.fast]).toEqual([0, 1]);
-    const withoutId = (answer: Answer) => ({
-      ...comparable(answer),
-      body: JSON.stringify(answer.body).replace(/"id":"\d+"/, ''),
-    });
+    // Ids differ, and so may their digit counts: the length goes with the id.
+    const withoutId = (answer: Answer) => {
+      const { 'content-length': _length, ...headers } = answer.headers;
+      return { ...comparable(answer), headers, body: JSON.stringify(answer.body).replace(/"id":"\d+"/, '') };
+    };
     expect(withoutId(second)).toEqual(withoutId(first));
     expect(first.body).toMatchObject({ data: { createPet: { name: 'ById', categoryId: 5 } } });
   });

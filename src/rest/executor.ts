@@ -42,13 +42,15 @@ function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Recor
  * A GET's 200 with its ETag, or 304 when If-None-Match names it (conditional-get.ts). The tag covers
  * the answer's own headers too: a full last page gains a `Link` when a pet is added after it.
  */
-async function sendValidated(exchange: Exchange, answer: RestResult, giveBack: GiveBack | undefined): Promise<void> {
+function sendValidated(exchange: Exchange, answer: RestResult, giveBack: GiveBack | undefined) {
   const representation = { mediaType: JSON_TYPE, body: answer.json, headers: answer.headers };
   const checked = validate(exchange.req.headers['if-none-match'], representation, REST_VARY);
   const headers = { ...answer.headers, ...checked.headers };
   if (!checked.notModified) return sendJsonText(exchange.res, answer.status, answer.json, headers);
-  if (checked.matchedTag) await giveBack?.(exchange);
-  sendNotModified(exchange.res, headers);
+  // Awaited only when there is a point to give back: a 200 stays one async frame.
+  const given = checked.matchedTag ? giveBack?.(exchange) : undefined;
+  if (given === undefined) return sendNotModified(exchange.res, headers);
+  return given.then(() => sendNotModified(exchange.res, headers));
 }
 
 /**
@@ -98,8 +100,10 @@ export function createRestExecutor(options: RestExecutorOptions) {
         basePath,
       };
       const answer = answerOf(operation, await execute(operation, exchange, request), request);
-      if (operation.method === 'GET' && answer.status === 200) return await sendValidated(exchange, answer, giveBack);
-      sendJsonText(exchange.res, answer.status, answer.json, answer.headers);
+      if (operation.method !== 'GET' || answer.status !== 200)
+        return sendJsonText(exchange.res, answer.status, answer.json, answer.headers);
+      const refunding = sendValidated(exchange, answer, giveBack);
+      if (refunding) await refunding;
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.
       if (error instanceof ClientClosedError) return void exchange.res.destroy();
