@@ -4,6 +4,7 @@ import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { APQ_LIMITS } from '../src/graphql/automatic-persisted-queries.ts';
 import { QUERY_LIMITS } from '../src/graphql/query-limits.ts';
 import { capturingLogger, ERROR_LEVEL, linesDuring } from './support/capturing-logger.ts';
+import { fragmentChain, repeated } from './support/hostile-documents.ts';
 import { AUTH, type TestServer, useTestServer } from './support/test-server.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -178,17 +179,15 @@ describe('a registered text meets every rule the same text sent whole meets', ()
   const server = useTestServer();
   const send = sender(server);
 
-  it('the query limits: refused alike when registered and when run by its hash', async () => {
+  it('the query limits: refused alike when registered as when sent whole, and never kept', async () => {
     const aliases = Array.from({ length: QUERY_LIMITS.aliases + 1 }, (_, index) => `a${index}: pets(limit: 1) { id }`);
     const text = `query TooMany { ${aliases.join(' ')} }`;
     const whole = await send.post({ query: text });
     expect(codeOf(whole)).toBe('TOO_MANY_ALIASES');
     const registered = await send.register(text);
-    const byHash = await send.byHash(text);
-    for (const answer of [registered, byHash]) {
-      expect(answer.status).toBe(whole.status);
-      expect(answer.body).toEqual(whole.body);
-    }
+    expect(registered.status).toBe(whole.status);
+    expect(registered.body).toEqual(whole.body);
+    expect(codeOf(await send.byHash(text))).toBe('PERSISTED_QUERY_NOT_FOUND');
   });
 
   it('the scopes: a read-only key running a mutation another key registered gets 403 and stores nothing', async () => {
@@ -237,5 +236,122 @@ describe('a registered text costs the points the same text sent whole costs', ()
     expect(await pointsSpentBy(() => send.post({ query: text }))).toBe(15);
     expect(await pointsSpentBy(() => send.register(text))).toBe(15);
     expect(await pointsSpentBy(() => send.byHash(text))).toBe(15);
+  });
+
+  describe('a registered text refused for its price is not kept', () => {
+    const server = useTestServer({
+      rateLimits: { perKey: { rate: 10, burst: 10 }, authFailures: { rate: 0, burst: 0 } },
+    });
+    const send = sender(server);
+
+    it('a text costing more than the burst gets 429 and its hash stays unknown; a cheaper one is kept', async () => {
+      const dear = `query Dear { ${repeated(11, (index) => `l${index}: pets(limit: 1) { id }`)} }`;
+      const refused = await send.register(dear);
+      expect(refused.status).toBe(429);
+      expect(codeOf(refused)).toBe('RATE_LIMITED');
+      expect(codeOf(await send.byHash(dear))).toBe('PERSISTED_QUERY_NOT_FOUND');
+      const cheap = `query Cheap { ${repeated(2, (index) => `l${index}: pets(limit: 1) { id }`)} }`;
+      expect((await send.register(cheap)).status).toBe(200);
+      expect((await send.byHash(cheap)).status).toBe(200);
+    });
+  });
+});
+
+describe('a registered text is kept only once its operation has run', () => {
+  const server = useTestServer();
+  const send = sender(server);
+  const tag = () => randomBytes(4).toString('hex');
+
+  /** Texts with a correct hash that never run, each unique, with the code they are refused with. */
+  const neverRun = (): [string, string, string][] => [
+    ['a syntax error', `query Broken${tag()} { pets(limit: 1) { id }`, 'GRAPHQL_PARSE_FAILED'],
+    ['an unknown field', `query Unknown${tag()} { pets(limit: 1) { nope } }`, 'GRAPHQL_VALIDATION_FAILED'],
+    ['fields 7 deep', `query Deep${tag()} { a { b { c { d { e { f { g } } } } } } }`, 'QUERY_TOO_DEEP'],
+    ['a cost over the limit', fragmentChain(24, { root: `...F1 t${tag()}: __typename` }), 'QUERY_TOO_COMPLEX'],
+    [
+      'too many tokens',
+      `query Long${tag()} { ${repeated(QUERY_LIMITS.tokens, () => '__typename')} }`,
+      'TOO_MANY_TOKENS',
+    ],
+  ];
+
+  it('a text that fails parsing, validation or a query limit gets its error, by POST and GET, and its hash stays unknown', async () => {
+    for (const [what, text, code] of neverRun()) {
+      const whole = await send.post({ query: text });
+      expect(codeOf(whole), what).toBe(code);
+      const registered = await send.register(text);
+      expect(registered.status, what).toBe(whole.status);
+      expect(registered.body, what).toEqual(whole.body);
+      const byGet = await send.getText(text);
+      expect(codeOf(byGet), what).toBe(code);
+      const byHash = await send.byHash(text);
+      expect(byHash.status, what).toBe(404);
+      expect(codeOf(byHash), what).toBe('PERSISTED_QUERY_NOT_FOUND');
+      expect(byHash.body.errors?.[0]?.message, what).toBe('PersistedQueryNotFound');
+      expect(codeOf(await send.getByHash(text)), what).toBe('PERSISTED_QUERY_NOT_FOUND');
+    }
+  });
+
+  it(`${APQ_LIMITS.texts} texts that never run push no kept text out`, async () => {
+    const kept = fresh('Kept');
+    const ran = await send.register(kept);
+    expect(ran.status).toBe(200);
+    const invalid = Array.from({ length: APQ_LIMITS.texts }, (_, index) => `query Invalid${index} { nope${index} }`);
+    for (let start = 0; start < invalid.length; start += 20) {
+      const answers = await Promise.all(invalid.slice(start, start + 20).map((text) => send.register(text)));
+      for (const answer of answers) expect(codeOf(answer)).toBe('GRAPHQL_VALIDATION_FAILED');
+    }
+    const byHash = await send.byHash(kept);
+    expect(byHash.status).toBe(200);
+    expect(byHash.body).toEqual(ran.body);
+  });
+
+  it('variables over the list-size limit or of the wrong type keep nothing; the same text with good ones is kept', async () => {
+    const text = `query Sized${tag()}($n: Int!) { ${repeated(6, (index) => `l${index}: pets(limit: $n) { id }`)} }`;
+    const tooMany = await send.register(text, apq(text), { n: 100 });
+    expect(codeOf(tooMany)).toBe('QUERY_TOO_LARGE');
+    const wrongType = await send.register(text, apq(text), { n: 'many' });
+    expect(codeOf(wrongType)).toBe('BAD_USER_INPUT');
+    expect(codeOf(await send.byHash(text, { n: 1 }))).toBe('PERSISTED_QUERY_NOT_FOUND');
+
+    const ran = await send.register(text, apq(text), { n: 1 });
+    expect(ran.status).toBe(200);
+    expect(ran.body.errors).toBeUndefined();
+    expect((await send.byHash(text, { n: 1 })).body).toEqual(ran.body);
+    // A refused request by hash leaves the kept text in place.
+    expect(codeOf(await send.byHash(text, { n: 100 }))).toBe('QUERY_TOO_LARGE');
+    expect((await send.byHash(text, { n: 1 })).status).toBe(200);
+  });
+
+  it('a text the key lacks the scope for is answered 403 and not kept: a key with the scope registers it itself', async () => {
+    const { key } = await createApiKeyStore(server.database.db).issue({
+      name: 'reader',
+      scopes: ['pets:read'],
+      allowArbitraryDocuments: true,
+    });
+    const reader = sender(server, { Authorization: `Bearer ${key}` });
+    const text = `mutation Refused${tag()} { createPet(input: { name: "ScopeRefused", categoryId: 1 }) { id } }`;
+    // Keys are read every 2 s.
+    await vi.waitFor(async () => expect(codeOf(await reader.register(text))).toBe('FORBIDDEN'), {
+      timeout: 10_000,
+      interval: 200,
+    });
+    expect(await storedNamed(server, 'ScopeRefused')).toBe(0);
+    expect(codeOf(await send.byHash(text))).toBe('PERSISTED_QUERY_NOT_FOUND');
+
+    expect((await send.register(text)).status).toBe(200);
+    expect((await send.byHash(text)).status).toBe(200);
+    expect(await storedNamed(server, 'ScopeRefused')).toBe(2);
+    expect(codeOf(await reader.byHash(text))).toBe('FORBIDDEN');
+  });
+
+  it('a text the fast path has answered sent whole is registered by its hash like any other', async () => {
+    const text = fresh('FastFirst');
+    const whole = await send.post({ query: text });
+    // The second one is answered by the fast path: Yoga has validated the text.
+    expect((await send.post({ query: text })).body).toEqual(whole.body);
+    expect(codeOf(await send.byHash(text))).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await send.register(text)).body).toEqual(whole.body);
+    expect((await send.byHash(text)).body).toEqual(whole.body);
   });
 });

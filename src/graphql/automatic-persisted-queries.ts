@@ -20,15 +20,38 @@ function createBoundedStore(limits: { texts: number; characters: number }): APQS
   };
 }
 
+/**
+ * The library keeps a text as soon as its hash matches, before it is parsed; a store that keeps
+ * nothing there lets a text be kept only once its operation has executed (keepOnceExecuted), so
+ * texts that would never run cannot push good ones out.
+ */
+const lookupOnly = (store: APQStore): APQStore => ({ get: (hash) => store.get(hash), set: () => undefined });
+
+/**
+ * GraphQL's mark of an operation that executed: a result with `data`. A request error (a document,
+ * scope, list-size or price refusal, or variables that do not coerce) has none.
+ */
+const executed = (result: unknown): boolean => typeof result === 'object' && result !== null && 'data' in result;
+
 /** The library's own message is its code in camel case; a client should learn what to fix. */
 const mismatch = () =>
   createGraphQLError(
     'extensions.persistedQuery.sha256Hash is not the SHA-256 of this "query": send the lower-case hex SHA-256 of the exact text (nothing was registered or run)',
-    { extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } } },
+    { extensions: { code: ErrorCode.PERSISTED_QUERY_MISMATCH, http: { status: 400 } } },
   );
 
-const isMismatch = (error: unknown) =>
-  (error as { extensions?: { code?: unknown } } | null)?.extensions?.code === 'PERSISTED_QUERY_MISMATCH';
+/** Apollo's own words, which older links match on instead of the code; 404 whatever the Accept. */
+const notFound = () =>
+  createGraphQLError('PersistedQueryNotFound', {
+    extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: 404 } },
+  });
+
+/** The library's two refusals, with our codes (errors.ts lists every code we answer). */
+function ours(error: unknown): unknown {
+  const code = (error as { extensions?: { code?: unknown } } | null)?.extensions?.code;
+  if (code === ErrorCode.PERSISTED_QUERY_MISMATCH) return mismatch();
+  return code === ErrorCode.PERSISTED_QUERY_NOT_FOUND ? notFound() : error;
+}
 
 /** The library ignores an extension it cannot read; Apollo Server refuses it, and so do we (nothing runs). */
 const malformed = () =>
@@ -47,27 +70,40 @@ export function automaticPersistedQueryHash(params: GraphQLParams): string | und
   return sha256Hash;
 }
 
+/** Envelop's onExecute result whose onExecuteDone gets the operation's final result. */
+type AfterExecution = { onExecuteDone(payload: { result: unknown }): void };
+
 export interface AutomaticPersistedQueries {
   /**
    * Apollo's protocol for one request carrying extensions.persistedQuery, by
    * @graphql-yoga/plugin-apq: a hash alone gets its registered text (or PERSISTED_QUERY_NOT_FOUND,
    * 404, for Apollo's link to resend the text); a text with its hash is checked (400
-   * PERSISTED_QUERY_MISMATCH) and kept. Resolves to the text the request runs, set in its params;
-   * a `query` that is not a string is left untouched, for Yoga's own 400.
+   * PERSISTED_QUERY_MISMATCH) and waits, under `request`, for `keepOnceExecuted`. Resolves to the
+   * text the request runs, set in its params; a `query` that is not a string is left untouched,
+   * for Yoga's own 400.
    */
-  serve(payload: OnParamsEventPayload<object>): Promise<string | undefined>;
+  serve(payload: OnParamsEventPayload<object>, request: object): Promise<string | undefined>;
+  /**
+   * For onExecute (which comes only after parsing, validation and the query limits): keeps the text
+   * `request` registered if its operation executes, after the scope, list-size and price refusals.
+   */
+  keepOnceExecuted(request: object): AfterExecution | undefined;
 }
 
 /** One instance's registered texts (created once per Yoga: nothing is shared between instances). */
 export function createAutomaticPersistedQueries(limits = APQ_LIMITS): AutomaticPersistedQueries {
+  const store = createBoundedStore(limits);
   // node's hash answers at once, where the library's default waits for WebCrypto.
-  const plugin = useAPQ({ store: createBoundedStore(limits), hash: sha256Hex });
+  const plugin = useAPQ({ store: lookupOnly(store), hash: sha256Hex });
   const onParams = plugin.onParams as (payload: OnParamsEventPayload<object>) => Promise<void>;
+  /** Texts sent with their hash and checked, by request, until their operation has executed. */
+  const pending = new WeakMap<object, { hash: string; text: string }>();
   return {
-    async serve(payload) {
+    async serve(payload, request) {
       let { params } = payload;
+      const sent = params.query;
       // Never hashed (node's hash throws on it): Yoga's parameter check, after this hook, answers 400.
-      if (params.query != null && typeof params.query !== 'string') return undefined;
+      if (sent != null && typeof sent !== 'string') return undefined;
       const setParams = (next: GraphQLParams) => {
         params = next;
         payload.setParams(next);
@@ -75,9 +111,22 @@ export function createAutomaticPersistedQueries(limits = APQ_LIMITS): AutomaticP
       try {
         await onParams({ ...payload, setParams });
       } catch (error) {
-        throw isMismatch(error) ? mismatch() : error;
+        throw ours(error);
       }
+      // The library returned, so a text sent with a hash matched it.
+      const hash = automaticPersistedQueryHash(params);
+      if (sent != null && hash !== undefined) pending.set(request, { hash, text: sent });
       return params.query;
+    },
+    keepOnceExecuted(request) {
+      const registration = pending.get(request);
+      if (!registration) return undefined;
+      pending.delete(request);
+      return {
+        onExecuteDone({ result }) {
+          if (executed(result)) store.set(registration.hash, registration.text);
+        },
+      };
     },
   };
 }

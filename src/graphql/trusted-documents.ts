@@ -79,8 +79,9 @@ function useDocumentSwap(documents: PublishedDocuments, refuse: DocumentRefusals
  * it in before parsing); one sending a document whole is refused under `enforce`, or logged and
  * counted under `log`, when its key may not send documents of its own. Apollo's automatic persisted
  * queries from keys that may register (mayRegister) are served here too, before parsing, so what
- * they run meets every later rule as the same text sent whole. Refusals come before parsing, so
- * nothing runs. REST never gets here: its documents are the server's own and skip Yoga's params.
+ * they run meets every later rule as the same text sent whole; a text registered is kept only once
+ * its operation has executed. Refusals come before parsing, so nothing runs. REST never gets here:
+ * its documents are the server's own and skip Yoga's params.
  */
 export function useTrustedDocuments(options: {
   mode: TrustedDocumentsMode;
@@ -102,7 +103,7 @@ export function useTrustedDocuments(options: {
     const id = typeof sent !== 'string' ? undefined : documents.has(sent) ? sent : normalizeDocumentId(sent);
     const published = id !== undefined && documents.has(id);
     if (automatic && !(published && params.query == null) && mayRegister(mode, exchange)) {
-      return registered.serve(payload).then((text) => {
+      return registered.serve(payload, exchange).then((text) => {
         if (text !== undefined && !maySendWholeDocuments(mode, exchange)) untrusted.set(exchange, text);
       });
     }
@@ -126,10 +127,13 @@ export function useTrustedDocuments(options: {
     onExecute({ args }) {
       const { exchange } = args.contextValue as ServerContext;
       const text = untrusted.get(exchange);
-      if (text === undefined) return;
-      const { name, type } = operationOf(args.document, args.operationName);
-      metrics.countUntrustedOperation(name, type);
-      warnUntrusted(exchange, text, name);
+      if (text !== undefined) {
+        const { name, type } = operationOf(args.document, args.operationName);
+        metrics.countUntrustedOperation(name, type);
+        warnUntrusted(exchange, text, name);
+      }
+      // A text registered by this request is kept only if its operation executes.
+      return registered.keepOnceExecuted(exchange);
     },
   };
 
