@@ -22,6 +22,10 @@ export const ErrorCode = {
   PERSISTED_QUERY_ID_REQUIRED: 'PERSISTED_QUERY_ID_REQUIRED',
   /** The id names no published document. */
   PERSISTED_QUERY_NOT_IN_LIST: 'PERSISTED_QUERY_NOT_IN_LIST',
+  /** Apollo's automatic persisted queries: no text is kept for this hash; the link resends it with the text. */
+  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
+  /** Apollo's automatic persisted queries: the hash sent with a text is not the text's SHA-256. */
+  PERSISTED_QUERY_MISMATCH: 'PERSISTED_QUERY_MISMATCH',
   /** A document and an id in one request (Apollo's code for it). */
   CANNOT_SEND_PQ_ID_AND_BODY: 'CANNOT_SEND_PQ_ID_AND_BODY',
   /** A request Yoga's own checks would call malformed (its code, kept for ours of the same kind). */
