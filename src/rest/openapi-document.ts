@@ -17,10 +17,12 @@ export function loadOpenApiDocument(): Record<string, unknown> {
 
 /**
  * Serves the document as JSON naming this deployment's base path as its server, so clients
- * generated from it call the right place (staging, say). Serialised once.
+ * generated from it call the right place (staging, say); the server keeps its other fields (its
+ * audience, `x-internal`). Serialised once.
  */
 export function createOpenApiDocumentHandler(document: Record<string, unknown>, basePath: string) {
-  const json = JSON.stringify({ ...document, servers: [{ url: basePath }] });
+  const [server] = (document.servers as Record<string, unknown>[] | undefined) ?? [];
+  const json = JSON.stringify({ ...document, servers: [{ ...server, url: basePath }] });
   const length = Buffer.byteLength(json);
   return (_req: IncomingMessage, res: ServerResponse): void => {
     res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': length });

@@ -80,7 +80,7 @@ export interface components {
         };
         /** @description The animal's name: 1 to 100 Unicode code points with at least one non-whitespace character and no control or format character nor line or paragraph separator (Unicode general categories Cc, Cf, Zl and Zp: NUL, ESC, line breaks, U+2028 and U+2029, bidirectional overrides, zero-width spaces and joiners, the joiner of emoji sequences included); names that break this answer 400 naming `name`. Pets stored before this rule may still hold such characters. The pattern spells out these categories and ECMA-262's `\s` as classes (code points beyond U+FFFF as literal characters), so that every regex engine agrees with the service. */
         PetName: string;
-        /** @description A page of animals; a bare array with no wrapping object. */
+        /** @description A page of animals; a bare array with no wrapping object, of at most 100 (the most `limit` takes). */
         Pets: components["schemas"]["Pet"][];
         /**
          * @description The body of every error response.
@@ -108,9 +108,12 @@ export interface components {
              * @enum {string}
              */
             code: "BAD_USER_INPUT" | "INVALID_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "PET_NOT_FOUND" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "IDEMPOTENCY_KEY_IN_USE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
-            /** @description Human-readable description. */
+            /** @description Human-readable description. It does not grow with the request beyond fixed bounds: it repeats at most 40 characters of a field's name and 200 of a reason, names at most three unknown fields and counts the rest, and quotes at most 64 characters of a `Content-Type`. */
             message: string;
-            /** @description Equals the HTTP status code of the response. */
+            /**
+             * Format: int32
+             * @description Equals the HTTP status code of the response.
+             */
             status: number;
         };
     };
@@ -124,6 +127,8 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlRevalidated"];
                 [name: string]: unknown;
             };
@@ -132,7 +137,11 @@ export interface components {
         /** @description The request is invalid: a query or path parameter (including repeated or empty query parameters, an invalid cursor, a petId that is not a positive int64), an `Idempotency-Key` that is empty, too long or not visible ASCII, or a body that is not JSON, not an object, or has missing or invalid fields. */
         BadRequest: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -147,6 +156,8 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -160,6 +171,8 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -174,6 +187,8 @@ export interface components {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -184,8 +199,12 @@ export interface components {
         /** @description A request with this `Idempotency-Key` may still be running; retry after `Retry-After` seconds to get its answer. */
         IdempotencyKeyInUse: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -196,7 +215,11 @@ export interface components {
         /** @description This `Idempotency-Key` was already used with a different request body; use a new key. */
         IdempotencyKeyReused: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -207,10 +230,14 @@ export interface components {
         /** @description The requested animal does not exist. */
         PetNotFound: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["DeprecationLink"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -221,7 +248,11 @@ export interface components {
         /** @description The request body is over 16384 bytes. */
         PayloadTooLarge: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -232,7 +263,11 @@ export interface components {
         /** @description The request body's `Content-Type` is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -243,7 +278,11 @@ export interface components {
         /** @description The pet with this id is stored in a form this service cannot read (an operator has been told through the log); other pets are unaffected, and list pages leave it out. */
         UnreadablePet: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -254,7 +293,11 @@ export interface components {
         /** @description A failure the service did not plan for (a bug). The message never says more; the log line with the same `X-Request-Id` holds the details for operators. */
         UnexpectedError: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -265,8 +308,12 @@ export interface components {
         /** @description The database cannot be reached, did not answer within its deadline, or cannot store anything because its disk is full (reads still work); retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
@@ -276,13 +323,20 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). */
+        /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). No length is refused: past its 32nd tag a list is not read. */
         IfNoneMatch: string;
         /** @description A key of the client's choosing, unique per new animal (a UUID, say): a retry with the same key and body returns the first answer instead of adding the animal again. 1 to 255 visible ASCII characters, spaces allowed inside; kept 24 hours, scoped per API key. */
         IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The request's `Origin`, on every answer to a page whose origin the deployment lists in `CORS_ORIGINS` (errors included); absent for any other origin, and whenever CORS is off (the default). No credentials mode: never `*`, and no `Access-Control-Allow-Credentials`. With CORS on, every answer's `Vary` names `Origin`.
+         * @example https://app.example.com
+         */
+        "Access-Control-Allow-Origin": string;
+        /** @description The headers page code may read besides the CORS-safelisted ones; sent with `Access-Control-Allow-Origin`. */
+        "Access-Control-Expose-Headers": "Link, ETag, Location, RateLimit, RateLimit-Policy, Retry-After, Deprecation, Sunset, Idempotent-Replayed, X-Request-Id, Allow, WWW-Authenticate";
         /** @description `nosniff`, on every answer: a client must not read the body as another type than its `Content-Type`. */
         XContentTypeOptions: "nosniff";
         /** @description `no-store`, on every answer to a request on a path that needs an API key (errors included): answers are per key, so no cache may keep them. */
@@ -302,12 +356,12 @@ export interface components {
         /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key` (nothing new was stored); absent otherwise. */
         IdempotentReplayed: "true";
         /**
-         * @description Address of the new animal, `/v1/pets/{id}`.
+         * @description Address of the new animal, `/v1/pets/{id}`: the server URL the document is served with, then `/pets/` and the id (at most 16 digits). Its length grows with nothing a request sends.
          * @example /v1/pets/21
          */
         Location: string;
         /**
-         * @description RFC 8288 link to the next page, present only when a further page exists. The URL keeps `limit` and `status` and adds `cursor`.
+         * @description RFC 8288 link to the next page, present only when a further page exists. The URL keeps `limit` and `status` and adds `cursor`. Its length is the server URL's plus at most the three parameters (the cursor at most 64 characters): it grows with nothing else.
          * @example </v1/pets?limit=20&cursor=cGV0OjIw>; rel="next"
          */
         NextPageLink: string;
@@ -342,7 +396,7 @@ export interface components {
          */
         RetryAfter: string;
         /**
-         * @description The replacement (`rel="successor-version"`) and this document (`rel="deprecation"`).
+         * @description The replacement (`rel="successor-version"`) and this document (`rel="deprecation"`), both under the server URL the document is served with.
          * @example </v1/pets>; rel="successor-version", </v1/openapi.json>; rel="deprecation"; type="application/json"
          */
         DeprecationLink: string;
@@ -362,7 +416,7 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
-                /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). */
+                /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). No length is refused: past its 32nd tag a list is not read. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -377,6 +431,8 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "Cache-Control": components["headers"]["CacheControlRevalidated"];
                     ETag: components["headers"]["ETag"];
                     Vary: components["headers"]["Vary"];
@@ -419,6 +475,8 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
@@ -442,7 +500,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). */
+                /** @description The `ETag` of an answer the client holds (RFC 9110 §13.1.2): when it still names the answer, it is `304` with no body. A list of tags, weak tags (`W/"..."`) and `*` are taken; at most 32 tags of a list are compared, and a list that is not one is ignored (the answer is a `200`). No length is refused: past its 32nd tag a list is not read. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -462,6 +520,8 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "Cache-Control": components["headers"]["CacheControlRevalidated"];
                     ETag: components["headers"]["ETag"];
                     Vary: components["headers"]["Vary"];
@@ -482,6 +542,8 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
                     "Cache-Control": components["headers"]["CacheControlRevalidated"];
                     [name: string]: unknown;
                 };
