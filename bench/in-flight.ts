@@ -32,6 +32,8 @@ export function trackInFlight<P extends PetRepository>(inner: P): InFlight<P> {
     create: counted(inner.create.bind(inner)),
     findById: counted(inner.findById.bind(inner)),
     listPage: counted(inner.listPage.bind(inner)),
+    highestId: counted(inner.highestId.bind(inner)),
+    readAfter: counted(inner.readAfter.bind(inner)),
   };
   return {
     pets,

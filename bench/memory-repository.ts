@@ -1,3 +1,4 @@
+import { PetIdTakenError } from '../src/errors.ts';
 import type { NewPet, Pet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 
@@ -11,6 +12,18 @@ export interface MemoryPetRepository extends PetRepository {
  * other targets is the cost of the HTTP, GraphQL and REST layers alone. Same contract as the Mongo
  * repository (ascending ids, keyset paging, fresh objects per call).
  */
+/** Index of the first pet whose id is above `id` (binary search over the ordered pets). */
+function firstAbove(ordered: readonly Pet[], id: number): number {
+  let low = 0;
+  let high = ordered.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((ordered[middle] as Pet).id <= id) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 export function createMemoryPetRepository(initial: readonly Pet[] = []): MemoryPetRepository {
   const byId = new Map<number, Pet>();
   let ordered: Pet[] = [];
@@ -31,8 +44,11 @@ export function createMemoryPetRepository(initial: readonly Pet[] = []): MemoryP
     },
     async create(newPet: NewPet, options) {
       const pet: Pet = { ...newPet, id: options?.id ?? ++lastId };
+      if (byId.has(pet.id)) throw new PetIdTakenError(pet.id);
       byId.set(pet.id, pet);
-      ordered.push(pet);
+      lastId = Math.max(lastId, pet.id);
+      // An id allocated earlier may be stored after later ones: keep the order reads rely on.
+      ordered.splice(firstAbove(ordered, pet.id), 0, pet);
       return { ...pet };
     },
     async findById(id) {
@@ -48,6 +64,13 @@ export function createMemoryPetRepository(initial: readonly Pet[] = []): MemoryP
         if (found.length > limit) break;
       }
       return { pets: found.slice(0, limit), hasNextPage: found.length > limit };
+    },
+    async highestId() {
+      return ordered.at(-1)?.id ?? 0;
+    },
+    async readAfter(afterId, limit) {
+      const start = firstAbove(ordered, afterId);
+      return ordered.slice(start, start + limit).map((pet) => ({ id: pet.id, pet: { ...pet } }));
     },
   };
 }

@@ -318,7 +318,14 @@ describe('when a resolver has a bug on the fast path', () => {
   const bug = async (): Promise<never> => {
     throw new TypeError('a bug in the repository');
   };
-  const buggy: PetRepository = { create: bug, allocateId: bug, findById: bug, listPage: bug };
+  const buggy: PetRepository = {
+    create: bug,
+    allocateId: bug,
+    findById: bug,
+    listPage: bug,
+    highestId: bug,
+    readAfter: bug,
+  };
   const { logger, lines } = capturingLogger();
   const withBug = useTestServer({ logger, wrapStores: (stores) => ({ ...stores, pets: buggy }) });
 

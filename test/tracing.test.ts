@@ -28,6 +28,8 @@ const withABug = (pets: PetRepository): PetRepository => ({
   allocateId: (options) => pets.allocateId(options),
   findById: (id) => (id === BUGGY_PET_ID ? Promise.reject(new TypeError(BUG)) : pets.findById(id)),
   listPage: (query) => pets.listPage(query),
+  highestId: () => pets.highestId(),
+  readAfter: (afterId, limit) => pets.readAfter(afterId, limit),
 });
 
 const { logger, lines } = tracedCapturingLogger();

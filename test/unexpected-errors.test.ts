@@ -14,7 +14,14 @@ const bug = async (): Promise<never> => {
   throw new TypeError(BUG);
 };
 /** A pet repository with a bug in every method. */
-const BUGGY_PETS: PetRepository = { create: bug, allocateId: bug, findById: bug, listPage: bug };
+const BUGGY_PETS: PetRepository = {
+  create: bug,
+  allocateId: bug,
+  findById: bug,
+  listPage: bug,
+  highestId: bug,
+  readAfter: bug,
+};
 
 const { logger, lines } = capturingLogger();
 const server = useTestServer({ logger, wrapStores: (stores) => ({ ...stores, pets: BUGGY_PETS }) });

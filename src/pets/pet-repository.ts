@@ -13,6 +13,9 @@ import {
   toPet,
 } from './pet-document.ts';
 import { createPetIds, type PetIds } from './pet-ids.ts';
+import { highestId, readAfter, readPage, type StoredEntry } from './pet-reads.ts';
+
+export type { StoredEntry } from './pet-reads.ts';
 
 export interface CreateOptions {
   /** True once whoever asked has gone: the pet is then not stored, and no id is spent on it. */
@@ -30,6 +33,13 @@ export interface PetRepository {
   allocateId(options?: { clientGone?: () => boolean }): Promise<number>;
   findById(id: number): Promise<Pet | null>;
   listPage(query: PetPageQuery): Promise<PetPage>;
+  /** The highest stored pet id, 0 when there is none: where a feed with no cursor starts. */
+  highestId(): Promise<number>;
+  /**
+   * Stored documents with a numeric id above `afterId`, at most `limit`, in id order; unreadable
+   * ones as `pet: null`, so a reader can tell a document it cannot read from an id not yet stored.
+   */
+  readAfter(afterId: number, limit: number): Promise<StoredEntry[]>;
 }
 
 export interface MongoPetRepository extends PetRepository {
@@ -114,38 +124,6 @@ async function insertWithFreshId(pets: Collection<PetDocument>, ids: PetIds, { n
   throw new IdAllocationError(MAX_ID_ATTEMPTS);
 }
 
-/**
- * Keyset pages of readable pets. Unreadable documents are skipped, so a page may need more
- * documents than `limit + 1`: it reads on after the last document seen, readable or not, until
- * it has one pet more than the page (that one only says a next page exists) or the end.
- */
-async function readPage(
-  pets: Collection<PetDocument>,
-  read: (doc: StoredDocument) => Pet | null,
-  { limit, status, afterId, signal }: PetPageQuery & { signal: AbortSignal },
-): Promise<PetPage> {
-  const found: Pet[] = [];
-  let after: unknown = afterId;
-  for (;;) {
-    const filter: Record<string, unknown> = {};
-    if (status !== undefined) filter.status = status;
-    if (after !== undefined) filter._id = { $gt: after };
-    const docs: StoredDocument[] = await pets
-      .find(filter, { signal })
-      .sort({ _id: 1 })
-      .limit(limit + 1)
-      .toArray();
-    for (const doc of docs) {
-      const pet = read(doc);
-      if (pet) found.push(pet);
-    }
-    const last = docs.at(-1);
-    if (found.length > limit || docs.length <= limit || last === undefined) break;
-    after = last._id;
-  }
-  return { pets: found.slice(0, limit), hasNextPage: found.length > limit };
-}
-
 export function createMongoPetRepository(db: Db, options: PetRepositoryOptions): MongoPetRepository {
   const pets: Collection<PetDocument> = db.collection<PetDocument>(PETS_COLLECTION);
   // Other instances may still race us: the unique _id and the resync after a collision handle those.
@@ -181,6 +159,9 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
     allocateId: ({ clientGone = never } = {}) => call('pets.allocateId', (signal) => ids.next(signal, clientGone)),
     findById: (id) => call('pets.findById', (signal) => findById(id, signal)),
     listPage: (query) => call('pets.listPage', (signal) => readPage(pets, read, { ...query, signal })),
+    highestId: () => call('pets.highestId', (signal) => highestId(pets, signal)),
+    readAfter: (afterId, limit) =>
+      call('pets.readAfter', (signal) => readAfter(pets, read, { afterId, limit, signal })),
     corruptDocumentsSeen: corrupt.seen,
   };
 }
