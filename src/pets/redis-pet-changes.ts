@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis, RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import { createChangeListeners, type PetChanges } from './pet-changes.ts';
+
+/** Other applications may share the Redis. */
+export const DEFAULT_PET_CHANGES_CHANNEL = 'petstore-gateway:pets-changed';
+/** A publish unanswered this long means a frozen or cut-off Redis: the connection is started again. */
+const PUBLISH_DEADLINE_MS = 1_000;
+/** The longest close() waits for Redis to take its QUIT before cutting the connections. */
+const QUIT_DEADLINE_MS = 500;
+const RETRY_MS = 1_000;
+
+const CLIENT_OPTIONS: RedisOptions = {
+  // While disconnected, fail at once instead of queueing: the feeds' timer covers a lost notification.
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 0,
+  retryStrategy: (attempt) => Math.min(attempt * 100, RETRY_MS),
+  connectTimeout: 2 * RETRY_MS,
+  connectionName: 'petstore-gateway-pet-changes',
+};
+
+interface Connections {
+  publisher: Redis;
+  subscriber: Redis;
+}
+
+/** Says once when notifications stop reaching other instances, and once when they flow again. */
+function createTroubleLog(logger: Logger) {
+  let troubled = false;
+  return {
+    trouble(reason: string): void {
+      if (troubled) return;
+      troubled = true;
+      logger.warn({ reason }, 'Redis does not carry pet notifications: other instances see new pets by their timer');
+    },
+    fine(): void {
+      if (!troubled) return;
+      troubled = false;
+      logger.info('Redis carries pet notifications again');
+    },
+  };
+}
+
+/**
+ * Pet changes shared through Redis pub/sub: one connection publishes, one listens. announce() tells
+ * this instance at once and publishes without waiting; at most one publish is in flight (announcements
+ * that come meanwhile become one more), so a frozen Redis grows no queue and delays no create.
+ */
+export function createRedisPetChanges(options: { url: string; logger: Logger; channel?: string }): PetChanges {
+  const { url, logger, channel = DEFAULT_PET_CHANGES_CHANNEL } = options;
+  const self = randomUUID();
+  const listeners = createChangeListeners((error) => logger.error({ err: error }, 'a pet change listener failed'));
+  const log = createTroubleLog(logger);
+  let connections: Connections | undefined;
+  let closed = false;
+  let publishing = false;
+  let again = false;
+
+  function publish(): void {
+    if (!connections || closed) return;
+    if (publishing) {
+      again = true;
+      return;
+    }
+    publishing = true;
+    const { publisher } = connections;
+    const stuck = setTimeout(() => {
+      log.trouble(`no answer to a publish within ${PUBLISH_DEADLINE_MS} ms`);
+      publisher.disconnect(true); // rejects the publish in flight, then reconnects
+    }, PUBLISH_DEADLINE_MS).unref();
+    publisher
+      .publish(channel, self)
+      .then(log.fine, (error: Error) => log.trouble(error.message))
+      .finally(() => {
+        clearTimeout(stuck);
+        publishing = false;
+        if (again) {
+          again = false;
+          publish();
+        }
+      });
+  }
+
+  const loading = connect({ url, channel, self, log, tell: listeners.tell })
+    .then((connected) => {
+      connections = connected;
+      if (closed) return disconnect(connected);
+    })
+    .catch((error: unknown) => {
+      logger.error({ err: error }, 'cannot load the Redis client: pet notifications stay in this instance');
+    });
+
+  return {
+    announce(): void {
+      listeners.tell();
+      publish();
+    },
+    onChange: listeners.add,
+    async close() {
+      closed = true;
+      listeners.clear();
+      await loading;
+      if (connections) await disconnect(connections);
+    },
+  };
+}
+
+interface ConnectOptions {
+  url: string;
+  channel: string;
+  self: string;
+  log: ReturnType<typeof createTroubleLog>;
+  tell: () => void;
+}
+
+/** Loads the client only now (it is large) and connects both connections in the background. */
+async function connect({ url, channel, self, log, tell }: ConnectOptions): Promise<Connections> {
+  const { Redis } = await import('ioredis');
+  const publisher = new Redis(url, CLIENT_OPTIONS);
+  const subscriber = new Redis(url, CLIENT_OPTIONS);
+  for (const client of [publisher, subscriber]) client.on('error', (error: Error) => log.trouble(error.message));
+  // Our own message coming back would only cost one look more: skip it all the same.
+  subscriber.on('message', (from: string, message: string) => from === channel && message !== self && tell());
+  let subscribed = false;
+  // Subscribed once, the client subscribes again by itself after each reconnect (autoResubscribe).
+  const subscribe = () => {
+    if (subscribed || subscriber.status !== 'ready') return;
+    subscriber.subscribe(channel).then(
+      () => {
+        subscribed = true;
+      },
+      (error: Error) => {
+        log.trouble(error.message);
+        setTimeout(subscribe, RETRY_MS).unref();
+      },
+    );
+  };
+  subscriber.on('ready', subscribe);
+  subscribe();
+  return { publisher, subscriber };
+}
+
+/** QUIT where Redis answers in time, then cut whatever is left. */
+async function disconnect({ publisher, subscriber }: Connections): Promise<void> {
+  await Promise.all(
+    [publisher, subscriber].map(async (client) => {
+      await Promise.race([client.quit().catch(() => {}), sleep(QUIT_DEADLINE_MS, undefined, { ref: false })]);
+      client.disconnect();
+    }),
+  );
+}
