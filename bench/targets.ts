@@ -125,7 +125,11 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
     scopes: EVERY_SCOPE,
     documentId: '',
   };
-  const context = (): Context => ({ pets, createPet, exchange });
+  // The peers are measured on queries and creates: they serve no subscriptions.
+  const followPets = () => {
+    throw new Error('the peers serve no subscriptions');
+  };
+  const context = (): Context => ({ pets, createPet, followPets, exchange });
   const sofa = createYoga({ schema, context, plugins: [useSofa({ basePath: SOFA_BASE_PATH })] });
   const yoga = createYoga({ schema, context });
   return {

@@ -104,6 +104,13 @@ const envSchema = z
     // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     METRICS_HOST: z.string().min(1).optional(),
+    // Subscription streams (GraphQL over SSE) one API key may hold open on one instance, and the instance in all.
+    MAX_SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(10),
+    MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+    // How often every subscriber looks again without a notification: what a lost one costs at most.
+    SUBSCRIPTION_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    // How long pets beyond a missing id are held back for it (ids are taken before the insert).
+    SUBSCRIPTION_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
     IDEMPOTENCY_RETENTION_HOURS: z.coerce
       .number()
       .int()

@@ -1,4 +1,4 @@
-import { createContextFactory } from './context.ts';
+import { createContextFactory, type FollowPets } from './context.ts';
 import { createPublishedDocuments } from './documents/published-documents.ts';
 import { useConditionalGets } from './edge/graphql-conditional-get.ts';
 import { createGraphQLFastPath } from './edge/graphql-fast-path.ts';
@@ -19,7 +19,7 @@ import { createExecuteSpans } from './telemetry/graphql-spans.ts';
 import { createGraphQLServer } from './yoga.ts';
 
 /** What both faces share: the context (with idempotent creates), the published documents, the rules. */
-function createSharedExecution({ config, stores, logger, metrics }: ServiceDependencies) {
+function createSharedExecution({ config, stores, logger, metrics }: ServiceDependencies, followPets: FollowPets) {
   const idempotentCreates = createIdempotentCreates({
     pets: stores.pets,
     records: stores.idempotencyRecords,
@@ -34,7 +34,7 @@ function createSharedExecution({ config, stores, logger, metrics }: ServiceDepen
   return {
     documents,
     stopPurging: schedulePurge(idempotentCreates, logger),
-    createContext: createContextFactory(stores.pets, createPetUseCase(stores.pets, idempotentCreates)),
+    createContext: createContextFactory(stores.pets, createPetUseCase(stores.pets, idempotentCreates), followPets),
     // One of each rule for both paths: Yoga's plugins and the direct execution call the same functions.
     errorLog: createErrorLog(logger),
     listSizeCheck: createListSizeCheck(config.MAX_GRAPHQL_LIST_ITEMS),
@@ -68,9 +68,12 @@ function createFastPath(
  * The two faces over one execution: GraphQL (Yoga, and the fast path for documents Yoga has
  * validated) and REST, both with the same context and rules (direct-execution.ts).
  */
-export function createFaces(dependencies: ServiceDependencies, admission: OperationAdmission, giveBack?: GiveBack) {
+export function createFaces(
+  dependencies: ServiceDependencies,
+  { admission, followPets, giveBack }: { admission: OperationAdmission; followPets: FollowPets; giveBack?: GiveBack },
+) {
   const { config, logger, metrics, tracer, graphqlPlugins } = dependencies;
-  const shared = createSharedExecution(dependencies);
+  const shared = createSharedExecution(dependencies, followPets);
   const { documents, createContext, errorLog, listSizeCheck } = shared;
   // While tracing, every GraphQL request goes through Yoga: its parse and validate spans are part of the trace.
   const validatedDocuments = tracer ? undefined : createValidatedDocuments();

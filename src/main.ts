@@ -56,6 +56,9 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   metricsServer?.close();
   metricsServer?.closeAllConnections();
   if (server?.listening) {
+    // Streams are never idle, so they would hold the drain to its deadline: they end now, and
+    // their clients resume on another instance with their last cursor.
+    service?.endStreams();
     const { timedOut } = await drainHttpServer(server, config.SHUTDOWN_TIMEOUT_MS);
     if (timedOut) logger.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'drain deadline passed: closed the rest');
   }

@@ -11,7 +11,7 @@ import { createCorsPolicy } from './edge/cors.ts';
 import { createDrain } from './edge/drain.ts';
 import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
-import { createRateLimits } from './edge/rate-limits.ts';
+import { createRateLimits, type RateLimits } from './edge/rate-limits.ts';
 import { createRedisLimiterStore } from './edge/redis-limiter-store.ts';
 import { createRoutes } from './edge/service-routes.ts';
 import { createFaces } from './faces.ts';
@@ -21,6 +21,7 @@ import { createMetricsHandler, createMetricsListener } from './metrics/metrics-e
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
+import { createSubscriptions } from './subscriptions/subscriptions.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
 import { GRAPHQL_ENDPOINT } from './yoga.ts';
 
@@ -51,6 +52,12 @@ export interface Service {
   hasUsableKey(): boolean;
   /** From now on /ready says 503 and every response closes its connection. */
   drain(): void;
+  /**
+   * Ends every subscription stream (SSE `complete`, so clients resume elsewhere with their cursor)
+   * and refuses new ones: called when the instance stops accepting, so streams do not hold the drain.
+   */
+  endStreams(): void;
+  /** Ends the streams, then closes everything the service opened. */
   close(): Promise<void>;
 }
 
@@ -74,15 +81,28 @@ function createLimits({ config, logger, metrics }: ServiceDependencies) {
   return { rateLimits, close: async () => sharedLimits?.close() };
 }
 
+/**
+ * GraphQL and REST over one execution, and the subscriptions. Every face creates through the
+ * announcing repository, so each stored pet reaches the subscribers.
+ */
+function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimits) {
+  // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
+  const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, dependencies.metrics) });
+  const subscriptions = createSubscriptions(dependencies);
+  const execution = createFaces(
+    { ...dependencies, stores: { ...dependencies.stores, pets: subscriptions.pets } },
+    { admission, followPets: subscriptions.followPets, giveBack: rateLimits.revalidated },
+  );
+  return { execution, subscriptions };
+}
+
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(dependencies: ServiceDependencies): Service {
   const { config, stores, logger, metrics, developmentKey, tracer } = dependencies;
   const limits = createLimits(dependencies);
   const { rateLimits } = limits;
   const restBasePath = config.REST_BASE_PATH;
-  // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
-  const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, metrics) });
-  const execution = createFaces(dependencies, admission, rateLimits.revalidated);
+  const { execution, subscriptions } = createExecution(dependencies, rateLimits);
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({
     ring: keyRing,
@@ -127,8 +147,10 @@ export function createService(dependencies: ServiceDependencies): Service {
     ready: Promise.all([keySync.firstRead, execution.ready]).then(() => undefined),
     hasUsableKey: keyRing.hasUsableKey,
     drain: drain.start,
+    endStreams: subscriptions.endStreams,
     close: async () => {
       drain.start();
+      await subscriptions.close();
       await keySync.stop();
       await execution.close();
       await limits.close();

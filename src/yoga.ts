@@ -25,6 +25,15 @@ export const GRAPHQL_ENDPOINT = '/graphql';
 const hasOneOperation = (document: DocumentNode) =>
   document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION).length === 1;
 
+/**
+ * graphql-jit runs a subscription's query per event with the variables it has already coerced, and
+ * coerces them again: an enum variable's internal value (`sold`) is then refused. graphql-js runs them.
+ */
+const isSubscription = (document: DocumentNode) =>
+  document.definitions.some(
+    (definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription',
+  );
+
 export interface GraphQLServerOptions {
   createContext: (serverContext: ServerContext) => Context;
   logger: Logger;
@@ -81,7 +90,10 @@ function mirroredPlugins(options: GraphQLServerOptions) {
     // default the plugin also writes them with console.error, outside the JSON log.
     // Only for documents of one operation: the plugin caches what it compiled by document alone,
     // so a second operation of the same document would run the first one's code.
-    useGraphQlJit({}, { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) }),
+    useGraphQlJit(
+      {},
+      { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) && !isSubscription(document) },
+    ),
     // After the JIT, whose onExecute replaces the execute function without chaining.
     ...(tracing ? [tracing.activate] : []),
     // Conditional GETs (edge/graphql-conditional-get.ts): the fast path answers through the same function.

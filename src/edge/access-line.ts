@@ -11,6 +11,10 @@ export interface AccessRecord {
   /** 0 when the client left before its answer. */
   status: number;
   tenthsOfMs: number;
+  /** A subscription stream's events delivered; read only when `streamEnd` is set. */
+  events: number;
+  /** Why the request's subscription stream ended ('' when it carried none). */
+  streamEnd: string;
   keyId: string;
   documentId: string;
   /** On a 401 or 429 only: where a key-guessing run comes from. '' otherwise. */
@@ -25,6 +29,8 @@ export const blankRecord = (): AccessRecord => ({
   url: '',
   status: 0,
   tenthsOfMs: 0,
+  events: 0,
+  streamEnd: '',
   keyId: '',
   documentId: '',
   clientAddress: '',
@@ -36,7 +42,7 @@ export const LEFT = 'client closed the connection before the response';
 
 /** The fields of a record as pino is given them: the line's fields, in its order, without level, time and msg. */
 export function accessFields(record: AccessRecord): Record<string, unknown> {
-  const { trace, status, keyId, documentId, clientAddress } = record;
+  const { trace, status, streamEnd, keyId, documentId, clientAddress } = record;
   return {
     ...trace,
     reqId: record.id,
@@ -44,6 +50,8 @@ export function accessFields(record: AccessRecord): Record<string, unknown> {
     url: record.url || undefined,
     status: status === 0 ? undefined : status,
     ms: record.tenthsOfMs / 10,
+    events: streamEnd ? record.events : undefined,
+    streamEnd: streamEnd || undefined,
     keyId: keyId || undefined,
     // The published document a GraphQL request ran by id: a POST's URL does not show it.
     documentId: documentId || undefined,
@@ -73,14 +81,16 @@ export function linePartsFor(level: number, bindings: Record<string, unknown>) {
     url: bytesOf(',"url":'),
     status: bytesOf(',"status":'),
     ms: bytesOf(',"ms":'),
+    events: bytesOf(',"events":'),
+    streamEnd: bytesOf(',"streamEnd":'),
     keyId: bytesOf(',"keyId":'),
     documentId: bytesOf(',"documentId":'),
     clientAddress: bytesOf(',"clientAddress":'),
     answered: bytesOf(`,"msg":"${ANSWERED}"}\n`),
     left: bytesOf(`,"msg":"${LEFT}"}\n`),
   };
-  // Every fixed part once (the bindings twice), and room for the numbers (time, status, ms) and the quotes.
-  const fixedBytes = Object.values(parts).reduce((sum, part) => sum + part.length, 0) + 64;
+  // Every fixed part once (the bindings twice), and room for the numbers (time, status, ms, events) and the quotes.
+  const fixedBytes = Object.values(parts).reduce((sum, part) => sum + part.length, 0) + 96;
   return { ...parts, fixedBytes };
 }
 
@@ -88,9 +98,10 @@ export type LineParts = ReturnType<typeof linePartsFor>;
 
 /** The most bytes a record's line can take. */
 export function lineBound(parts: LineParts, record: AccessRecord): number {
-  const { trace, id, method, url, keyId, documentId, clientAddress } = record;
+  const { trace, id, method, url, streamEnd, keyId, documentId, clientAddress } = record;
   const traced = trace ? trace.trace_id.length + trace.span_id.length + trace.trace_flags.length : 0;
-  const fields = id.length + method.length + url.length + keyId.length + documentId.length + clientAddress.length;
+  const named = keyId.length + documentId.length + clientAddress.length + streamEnd.length;
+  const fields = id.length + method.length + url.length + named;
   return parts.fixedBytes + jsonStringBound(traced + fields);
 }
 
@@ -117,6 +128,10 @@ export function writeLine(out: Buffer, at: number, parts: LineParts, record: Acc
   end = writeField(out, end, parts.url, record.url);
   if (record.status !== 0) end = writeDigits(out, writeBytes(out, end, parts.status), record.status);
   end = writeTenths(out, writeBytes(out, end, parts.ms), record.tenthsOfMs);
+  if (record.streamEnd !== '') {
+    end = writeDigits(out, writeBytes(out, end, parts.events), record.events);
+    end = writeField(out, end, parts.streamEnd, record.streamEnd);
+  }
   end = writeField(out, end, parts.keyId, record.keyId);
   end = writeField(out, end, parts.documentId, record.documentId);
   end = writeField(out, end, parts.clientAddress, record.clientAddress);

@@ -31,6 +31,10 @@ function recordOf(record: AccessRecord, exchange: Exchange, endedAt: number, tra
   const status = res.writableFinished ? res.statusCode : 0;
   record.status = status;
   record.tenthsOfMs = Math.round((endedAt - startedAt) * 10);
+  // A stream whose response closed before it ended itself was left by its client.
+  const { stream } = exchange;
+  record.events = stream ? stream.events : 0;
+  record.streamEnd = stream ? (stream.end ?? 'client') : '';
   record.keyId = keyId;
   record.documentId = documentId;
   // As TRUST_PROXY's rule reads it (authenticate.ts), the address the failed-authentication limit counts.

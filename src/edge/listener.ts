@@ -37,6 +37,14 @@ function setRouteHeaders(res: ServerResponse, route: Route): void {
   if (route.headers) for (const name in route.headers) setEarlyHeader(res, name, route.headers[name] as string);
 }
 
+/** The request histogram. A subscription stream lasts as long as its client likes: not latency, left out. */
+function observeRequest(metrics: Metrics, route: Route, { req, res, stream, startedAt }: Exchange, endedAt: number) {
+  if (stream) return;
+  // 499 (nginx's "client closed request"): the client left before its response was complete.
+  const status = res.writableFinished ? res.statusCode : 499;
+  metrics.observeRequest(route.label, req.method ?? '', status, (endedAt - startedAt) / 1000);
+}
+
 /**
  * CORS on a route browser apps call: the answer depends on Origin whatever it is; an allowed
  * origin's answers say so, and its preflight is answered 204 here, before any key is asked for or
@@ -97,14 +105,11 @@ export function createEdgeListener(options: EdgeOptions) {
   }
 
   function finish(route: Route, exchange: Exchange, trace: TraceFields | undefined): void {
-    const { req, res } = exchange;
-    drain.done(res);
+    drain.done(exchange.res);
     // One reading of the clock for the line and the metrics: they agree, and a request pays for one.
     const endedAt = performance.now();
     if (!route.quiet) accessLog(exchange, endedAt, trace);
-    // 499 (nginx's "client closed request"): the client left before its response was complete.
-    const status = res.writableFinished ? res.statusCode : 499;
-    metrics.observeRequest(route.label, req.method ?? '', status, (endedAt - exchange.startedAt) / 1000);
+    observeRequest(metrics, route, exchange, endedAt);
   }
 
   return function listener(req: IncomingMessage, res: ServerResponse): void {

@@ -34,6 +34,8 @@ export const ErrorCode = {
   FORBIDDEN: 'FORBIDDEN',
   /** The operation costs more than the key has left, or than its burst (operation-admission.ts). */
   RATE_LIMITED: 'RATE_LIMITED',
+  /** The key, or the instance, holds as many subscription streams as it may (subscriptions/follow-pets.ts). */
+  TOO_MANY_SUBSCRIPTIONS: 'TOO_MANY_SUBSCRIPTIONS',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

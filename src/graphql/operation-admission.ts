@@ -102,19 +102,31 @@ function rateLimited({ message, headers }: ChargeRefusal): GraphQLError {
 
 export type Admission = GraphQLError | undefined | Promise<GraphQLError | undefined>;
 
-/** Runs `decide` at onExecute, stopping the execution with its error when it refuses. */
-function atExecute(decide: (price: OperationPrice, exchange: ExecutionExchange) => Admission): Plugin<Context> {
+type Decide = (price: OperationPrice, exchange: ExecutionExchange) => Admission;
+
+/** What onExecute and onSubscribe are both given: the operation, and a way to answer it with errors. */
+interface OperationHook {
+  args: { document: DocumentNode; operationName?: string | null | undefined; contextValue: Context };
+  setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
+}
+
+/** Runs `decide` before the operation runs, stopping it with its error when it refuses. */
+function decideBefore(decide: Decide, { args, setResultAndStopExecution }: OperationHook): void | Promise<void> {
+  const price = priceOf(args.document, args.operationName);
+  if (!price) return;
+  const admitted = decide(price, args.contextValue.exchange);
+  if (!admitted) return;
+  if (!(admitted instanceof Promise)) return setResultAndStopExecution({ errors: [admitted] });
+  return admitted.then((refused) => {
+    if (refused) setResultAndStopExecution({ errors: [refused] });
+  });
+}
+
+/** Runs `decide` at onExecute and, for subscriptions (Envelop calls onSubscribe instead), at onSubscribe. */
+function beforeRunning(decide: Decide): Plugin<Context> {
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const price = priceOf(args.document, args.operationName);
-      if (!price) return;
-      const admitted = decide(price, args.contextValue.exchange);
-      if (!admitted) return;
-      if (!(admitted instanceof Promise)) return setResultAndStopExecution({ errors: [admitted] });
-      return admitted.then((refused) => {
-        if (refused) setResultAndStopExecution({ errors: [refused] });
-      });
-    },
+    onExecute: (hook) => decideBefore(decide, hook),
+    onSubscribe: (hook) => decideBefore(decide, hook),
   };
 }
 
@@ -123,7 +135,7 @@ function atExecute(decide: (price: OperationPrice, exchange: ExecutionExchange) 
  * the key's scope for it first (`admit`), then, once every limit on the document has passed it
  * (the list-size limit needs the variables), its price charged to the key's rate limit (`charge`;
  * a price over the key's burst is refused outright), so that a request refused for its shape pays
- * nothing more. Yoga runs them as plugins at onExecute around the list-size limit; the direct
+ * nothing more. Yoga runs them as plugins at onExecute (onSubscribe for a subscription) around the list-size limit; the direct
  * execution (REST, the fast path) calls them itself in the same order. A refused operation runs
  * nothing and stores nothing.
  */
@@ -143,9 +155,9 @@ export function createOperationAdmission(options: { charge?: ChargeExchange }) {
     admit,
     charge,
     /** After every rule that judges the document, before the list-size limit and graphql-jit. */
-    scopePlugin: atExecute(admit),
+    scopePlugin: beforeRunning(admit),
     /** After the list-size limit, before graphql-jit runs the operation. */
-    chargePlugin: atExecute(charge),
+    chargePlugin: beforeRunning(charge),
   };
 }
 

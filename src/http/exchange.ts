@@ -5,6 +5,16 @@ import type { Face } from './send-error.ts';
 
 const NO_SCOPES: Scopes = new Set();
 
+/** Why a stream (a GraphQL subscription) ended: the client left, the instance shut down, or the source failed. */
+export type StreamEnd = 'client' | 'shutdown' | 'error';
+
+/** What an exchange that carried a stream delivered, for its access-log line at the end. */
+export interface StreamRecord {
+  events: number;
+  /** Undefined while open; a response that closes before the stream ended itself was left by its client. */
+  end: StreamEnd | undefined;
+}
+
 /**
  * One HTTP exchange (a request and its response, in RFC 9110's word): everything the edge learns
  * about it, in one object that every step reads instead of positional parameters. A class, so its
@@ -28,6 +38,8 @@ export class Exchange {
   documentId = '';
   /** Path parameters of the matched route, still percent-encoded. */
   params: Readonly<Record<string, string>> = {};
+  /** Set when the request opened a subscription stream: its events and why it ended. */
+  stream: StreamRecord | undefined = undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -47,6 +59,11 @@ export class Exchange {
   /** True once the client has gone away: work queued for it can be dropped. */
   clientGone(): boolean {
     return this.res.destroyed && !this.res.writableFinished;
+  }
+
+  /** Runs `listener` once the response is over, however it ended (sent, cut, never started). */
+  whenClosed(listener: () => void): void {
+    this.res.once('close', listener);
   }
 
   setResponseHeader(name: string, value: string): void {

@@ -19,7 +19,7 @@ function requestMetrics(registry: Registry) {
   return {
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
-      help: 'Time from a request arriving to its response being sent, by route template, method and status.',
+      help: "Time from a request arriving to its response being sent, by route template, method and status. Subscription streams are not in it: their length is the client's choice (graphql_subscriptions_* and the access log).",
       labelNames: ['route', 'method', 'status'] as const,
       buckets: REQUEST_DURATION_BUCKETS,
       registers,
@@ -61,6 +61,31 @@ function requestMetrics(registry: Registry) {
   };
 }
 
+/** GraphQL subscription streams (SSE): open, events, refusals and ends. */
+function streamMetrics(registry: Registry) {
+  const { counter, gauge } = makers(registry);
+  return {
+    streamsOpen: gauge(
+      'graphql_subscriptions_open',
+      'GraphQL subscription streams open on this instance right now (MAX_SUBSCRIPTIONS bounds them).',
+    ),
+    streamEvents: counter(
+      'graphql_subscription_events_total',
+      'Events handed to subscription streams: one per pet per subscriber.',
+    ),
+    streamsRefused: counter(
+      'graphql_subscriptions_refused_total',
+      'Subscriptions refused before any event, by reason: per_key (MAX_SUBSCRIPTIONS_PER_KEY), instance (MAX_SUBSCRIPTIONS), shutdown (the instance is stopping).',
+      ['reason'],
+    ),
+    streamsEnded: counter(
+      'graphql_subscriptions_ended_total',
+      'Subscription streams that ended, by reason: client (it left, or its request could take no stream), shutdown (the instance ended it: the client resumes elsewhere with its cursor), error (the source failed).',
+      ['reason'],
+    ),
+  };
+}
+
 /** How the service's dependencies fare: the database, the rate-limit store, the connection pool. */
 function dependencyMetrics(registry: Registry) {
   const { counter, gauge } = makers(registry);
@@ -89,5 +114,5 @@ function dependencyMetrics(registry: Registry) {
 
 /** The service's own metrics, registered in `registry`, in the order a scrape lists them. */
 export function defineMetrics(registry: Registry) {
-  return { ...requestMetrics(registry), ...dependencyMetrics(registry) };
+  return { ...requestMetrics(registry), ...streamMetrics(registry), ...dependencyMetrics(registry) };
 }

@@ -1,5 +1,7 @@
 import type { MongoClient } from 'mongodb';
 import { Registry } from 'prom-client';
+import type { StreamEnd } from '../http/exchange.ts';
+import type { StreamRefusal } from '../subscriptions/open-streams.ts';
 import { watchConnectionPool } from './connection-pool.ts';
 import { defineMetrics } from './metric-definitions.ts';
 import { processMetrics } from './process-metrics.ts';
@@ -59,6 +61,11 @@ export function createMetrics() {
       rest.untrustedOperations.inc({ operation: operationLabel(name ?? 'anonymous'), type });
     },
     countDocumentRefused: (reason: DocumentRefusal) => rest.documentsRefused.inc({ reason }),
+
+    setOpenStreams: (count: number) => rest.streamsOpen.set(count),
+    countStreamEvent: () => rest.streamEvents.inc(),
+    countStreamRefused: (reason: StreamRefusal) => rest.streamsRefused.inc({ reason }),
+    countStreamEnded: (reason: StreamEnd) => rest.streamsEnded.inc({ reason }),
 
     countDeprecatedUse: (operation: string, keyId: string) => deprecatedUses.inc({ operation, key_id: keyId }),
     countRateLimited: (limit: 'per_key' | 'auth_failures') => rateLimited.inc({ limit }),

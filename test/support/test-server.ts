@@ -63,6 +63,8 @@ export interface TestServerOptions {
   graphqlPlugins?: readonly Plugin[];
   /** CORS_ORIGINS, as the environment would give it (`http://localhost:5173,https://app.example.com`). */
   corsOrigins?: string;
+  /** Any other variables, as the environment would give them (`MAX_SUBSCRIPTIONS: '2'`). */
+  env?: Record<string, string>;
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
@@ -88,6 +90,7 @@ function configOf(options: TestServerOptions) {
     TRUST_PROXY: options.trustProxy,
     TRUSTED_DOCUMENTS: options.trustedDocuments,
     CORS_ORIGINS: options.corsOrigins,
+    ...options.env,
   });
 }
 

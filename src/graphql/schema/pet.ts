@@ -12,12 +12,12 @@ import { PET_STATUS_VALUES } from './pet-status.ts';
 /** Stripe's name for it: the answer is the stored result of an earlier request with the same key. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
-const PetStatus = builder.enumType('PetStatus', {
+export const PetStatus = builder.enumType('PetStatus', {
   description: 'Availability of a pet. The REST contract spells the values in lower case.',
   values: PET_STATUS_VALUES,
 });
 
-const PetRef = builder.objectRef<Pet>('Pet').implement({
+export const PetRef = builder.objectRef<Pet>('Pet').implement({
   description: 'An animal in the store.',
   fields: (t) => ({
     id: t.id({
@@ -70,7 +70,8 @@ const PetConnection = builder.objectRef<PetPage>('PetConnection').implement({
   }),
 });
 
-function afterIdFrom(field: string, cursor: string | null | undefined): number | undefined {
+/** The id a cursor argument points after; BAD_USER_INPUT naming `field` when it is not one of ours. */
+export function afterIdFrom(field: string, cursor: string | null | undefined): number | undefined {
   if (cursor === null || cursor === undefined) return undefined;
   const id = decodeCursor(cursor);
   if (id === null) throw badUserInput(field, 'is not a cursor issued by this service');

@@ -1,0 +1,86 @@
+import { createGraphQLError } from '@graphql-tools/utils';
+import type { GraphQLError } from 'graphql';
+import type { FollowPets } from '../context.ts';
+import { ErrorCode } from '../graphql/errors.ts';
+import type { StreamEnd, StreamRecord } from '../http/exchange.ts';
+import type { Pet } from '../pets/pet.ts';
+import type { PetFeed } from '../pets/pet-feed.ts';
+import type { OpenStreams, StreamRefusal, StreamSlot } from './open-streams.ts';
+
+/**
+ * A refused stream's Retry-After, in seconds. Streams last minutes, so a slot seldom frees sooner;
+ * a client that retries no faster than this costs the instance little, and a balancer may send the
+ * retry to another instance.
+ */
+export const SUBSCRIPTION_RETRY_AFTER_SECONDS = 10;
+/** A stopping instance: the retry goes to another instance, so it need not wait. */
+const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
+
+function refusal(reason: StreamRefusal, limits: { maxPerKey: number; maxTotal: number }): GraphQLError {
+  if (reason === 'shutdown') {
+    return createGraphQLError('This instance is shutting down: subscribe again to reach another one.', {
+      extensions: {
+        code: ErrorCode.SERVICE_UNAVAILABLE,
+        http: { status: 503, headers: { 'Retry-After': String(SHUTDOWN_RETRY_AFTER_SECONDS) } },
+      },
+    });
+  }
+  const message =
+    reason === 'per_key'
+      ? `This API key has ${limits.maxPerKey} subscriptions open on this instance, the most it may: close one before opening another.`
+      : `This instance holds ${limits.maxTotal} subscriptions, the most it may: subscribe again later.`;
+  return createGraphQLError(message, {
+    extensions: {
+      code: ErrorCode.TOO_MANY_SUBSCRIPTIONS,
+      limit: reason,
+      http: { status: 429, headers: { 'Retry-After': String(SUBSCRIPTION_RETRY_AFTER_SECONDS) } },
+    },
+  });
+}
+
+/**
+ * The feed's pets, each counted as delivered; the slot is released when the stream ends: the
+ * feed's end (its signal aborted: shutdown), a failure, or the consumer's return() (the client left).
+ */
+async function* delivered(source: AsyncGenerator<Pet, void, undefined>, slot: StreamSlot) {
+  let reason: StreamEnd = 'client';
+  try {
+    for await (const pet of source) {
+      slot.delivered();
+      yield pet;
+    }
+    reason = slot.signal.reason === 'client' ? 'client' : 'shutdown';
+  } catch (error) {
+    reason = 'error';
+    throw error;
+  } finally {
+    slot.end(reason);
+  }
+}
+
+/**
+ * New pets for each subscriber, within the stream limits. The slot is taken before any event and
+ * released, at the latest, when the response closes: Yoga may refuse the stream after subscribing
+ * (an Accept without text/event-stream) without ever reading it.
+ */
+export function createFollowPets(
+  feed: PetFeed,
+  streams: OpenStreams,
+  limits: { maxPerKey: number; maxTotal: number },
+): FollowPets {
+  return (query, exchange) => {
+    const record: StreamRecord = { events: 0, end: undefined };
+    const slot = streams.take(exchange.keyId, {
+      delivered: () => {
+        record.events++;
+      },
+      ended: (reason) => {
+        record.end = reason;
+      },
+    });
+    if (typeof slot === 'string') throw refusal(slot, limits);
+    exchange.stream = record;
+    exchange.whenClosed?.(() => slot.end('client'));
+    return delivered(feed.follow(query, slot.signal), slot);
+  };
+}
