@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult, OperationTypeNode } from 'graphql';
 import { type FetchAPI, processRegularResult } from 'graphql-yoga';
+import { sendNotModified } from '../http/send-json.ts';
 
 /**
  * Everything the edge and the GraphQL fast path copy from graphql-yoga and the libraries under it,
@@ -169,7 +170,8 @@ export function answerAsYoga(
 
 /** Writes an answer on node:http in one writeHead, with its length. */
 export function writeAnswer(res: ServerResponse, { status, headers, body }: RegularAnswer): void {
-  if (body === null) return void res.writeHead(status, headers).end();
+  // Only a 304 has no body (graphql-conditional-get.ts): written as REST writes its own.
+  if (body === null) return sendNotModified(res, headers);
   res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
