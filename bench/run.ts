@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { type Servers, startServers } from './child.ts';
 import { CURVE_SIZES, runCostCurve } from './cost-curve.ts';
+import { fanOutPlan } from './fan-out.ts';
 import { measureMemory, renderMemory } from './memory.ts';
 import { TARGETS, type Target, TRACING_MODES, tracingModeOf } from './protocol.ts';
 import { renderReport } from './report.ts';
@@ -28,6 +29,8 @@ const load1m = () => loadavg()[0] ?? 0;
 
 async function main(): Promise<number> {
   const settings = readSettings();
+  const fanOut = fanOutPlan(process.argv.slice(2));
+  if (fanOut.alone) return fanOut.run(progress).then(() => 0);
   const started = Date.now();
   const loadBefore = load1m();
   const curveSizes = settings.curve ? [...CURVE_SIZES] : [];
@@ -56,6 +59,7 @@ async function main(): Promise<number> {
   }
   // After the servers stopped, so nothing else runs beside the process measured.
   if (settings.memory) console.log(`\n${renderMemory(await measureMemory())}`);
+  await fanOut.run(progress);
   return 0;
 }
 
