@@ -1,58 +1,9 @@
 import type { Pet } from './pet.ts';
-import type { StoredEntry } from './pet-reads.ts';
-import type { PetRepository } from './pet-repository.ts';
+import { type Gap, settle } from './pet-gaps.ts';
+import type { PetRepository, StoredEntry } from './pet-repository.ts';
 
 /** Documents per read: a page's worth, as the list's keyset query reads. */
 export const FEED_BATCH = 100;
-
-/** Where the tail stands after a read: everything up to `tailId` is settled. */
-export interface Settled {
-  tailId: number;
-  /** The readable pets that settled, in id order. */
-  pets: Pet[];
-  /** When the gap the tail waits at will be accepted; absent when nothing is held. */
-  holdUntil?: number;
-}
-
-/**
- * Settles what a read found, in id order from tailId + 1. The next id settles at once; past a missing
- * id (ids are taken before the insert, so N+1 may be stored before N) everything waits until the gap
- * has been seen for `settleMs`, then the gap is accepted. `gaps` remembers when each missing id was
- * first seen. Ids that are not integers (unreadable documents) hold no place.
- */
-export interface SettleWindow {
-  /** When each missing id was first seen; kept across reads, pruned as the tail passes. */
-  gaps: Map<number, number>;
-  now: number;
-  settleMs: number;
-}
-
-export function settle(
-  tailId: number,
-  entries: readonly StoredEntry[],
-  { gaps, now, settleMs }: SettleWindow,
-): Settled {
-  let previous = tailId;
-  for (const { id } of entries) {
-    if (!Number.isInteger(id) || id <= previous) continue;
-    if (id > previous + 1 && !gaps.has(previous + 1)) gaps.set(previous + 1, now);
-    previous = id;
-  }
-  const pets: Pet[] = [];
-  let holdUntil: number | undefined;
-  for (const { id, pet } of entries) {
-    if (!Number.isInteger(id) || id <= tailId) continue;
-    const since = gaps.get(tailId + 1);
-    if (id > tailId + 1 && since !== undefined && now - since < settleMs) {
-      holdUntil = since + settleMs;
-      break;
-    }
-    tailId = id;
-    if (pet) pets.push(pet);
-  }
-  for (const missing of gaps.keys()) if (missing <= tailId) gaps.delete(missing);
-  return holdUntil === undefined ? { tailId, pets } : { tailId, pets, holdUntil };
-}
 
 export interface SettledPetsOptions {
   pets: PetRepository;
@@ -63,11 +14,20 @@ export interface SettledPetsOptions {
 interface TailState {
   /** Where the tail started: the newest stored pet when the first follower arrived. */
   startId: number;
+  /** The highest pet id any read has found, settled or held: where a follower without a cursor starts. */
+  seenId: number;
   tailId: number;
   /** The id just before the ring's first pet: the ring holds every settled pet above it. */
   floor: number;
   ring: Pet[];
-  gaps: Map<number, number>;
+  gaps: Map<number, Gap>;
+}
+
+/** The highest integer id among `entries`, 0 when none. */
+function highestPetId(entries: readonly StoredEntry[]): number {
+  let highest = 0;
+  for (const { id } of entries) if (Number.isInteger(id) && id > highest) highest = id;
+  return highest;
 }
 
 /** Index of the first pet in `ring` (id order) whose id is above `id`. */
@@ -101,18 +61,26 @@ export function createSettledPets({ pets, settleMs, recentSize }: SettledPetsOpt
     async readOn(): Promise<number | undefined> {
       const at = epoch;
       if (!state) {
-        const tailId = await pets.highestId();
+        const highest = await pets.highestId();
         if (at !== epoch) return undefined;
-        state = { startId: tailId, tailId, floor: tailId, ring: [], gaps: new Map() };
+        // Ids are taken before the insert, so one just below the newest may still be on its way: the
+        // last batch below it settles like any other ids, its gaps held for the window.
+        const tailId = Math.max(0, highest - FEED_BATCH);
+        state = { startId: highest, seenId: highest, tailId, floor: tailId, ring: [], gaps: new Map() };
       }
       const current = state;
+      let readFrom = current.tailId;
       for (;;) {
-        const entries = await pets.readAfter(current.tailId, FEED_BATCH);
+        const entries = await pets.readAfter(readFrom, FEED_BATCH);
         if (at !== epoch) return undefined;
         const found = settle(current.tailId, entries, { gaps: current.gaps, now: Date.now(), settleMs });
+        const advanced = found.tailId > current.tailId;
         current.tailId = found.tailId;
+        current.seenId = Math.max(current.seenId, highestPetId(entries));
         remember(current, found.pets, recentSize);
         if (found.holdUntil !== undefined || entries.length < FEED_BATCH) return found.holdUntil;
+        // A full batch that settled nothing holds only ids that are not integers: read on past them.
+        readFrom = advanced ? current.tailId : (entries.at(-1) as StoredEntry).id;
       }
     },
     reset(): void {
@@ -123,6 +91,8 @@ export function createSettledPets({ pets, settleMs, recentSize }: SettledPetsOpt
     tailId: (): number | undefined => state?.tailId,
     /** The newest stored id when the tail started; undefined until then. */
     startId: (): number | undefined => state?.startId,
+    /** The highest pet id the tail has found so far (held ones included); undefined until it started. */
+    seenId: (): number | undefined => state?.seenId,
     /** True when the ring holds every settled pet above `cursor`. */
     covers: (cursor: number): boolean => state !== undefined && cursor >= state.floor,
     /** The settled pet right after `cursor` in the ring, if any. */
