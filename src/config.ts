@@ -111,6 +111,8 @@ const envSchema = z
     SUBSCRIPTION_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     // How long pets beyond a missing id are held back for it (ids are taken before the insert).
     SUBSCRIPTION_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
+    // WebSocket pings: below proxies' idle timeouts; a peer silent for two of them is cut.
+    WEBSOCKET_PING_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),
     IDEMPOTENCY_RETENTION_HOURS: z.coerce
       .number()
       .int()

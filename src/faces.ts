@@ -115,6 +115,8 @@ export function createFaces(
       config.MAX_GRAPHQL_BODY_BYTES,
       fastPath,
     ),
+    /** Yoga's fetch handler, for operations over WebSocket: the same plugins as /graphql over HTTP. */
+    fetchGraphQL: yoga.fetch,
     /** Settles once the published ids were read for the first time. */
     ready: documents.firstRead,
     close: async () => {

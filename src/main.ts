@@ -5,7 +5,7 @@ import { type Config, loadConfig } from './config.ts';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
 import { warnWhenEmbeddedStoreIsLarge } from './db/store-size-warning.ts';
-import { drainHttpServer } from './http/server.ts';
+import { acceptUpgrades, drainHttpServer } from './http/server.ts';
 import { listen } from './listen.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics/metrics.ts';
@@ -57,8 +57,9 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   metricsServer?.closeAllConnections();
   if (server?.listening) {
     // Streams are never idle, so they would hold the drain to its deadline: they end now, and
-    // their clients resume on another instance with their last cursor.
-    service?.endStreams();
+    // their clients resume on another instance with their last cursor. The drain waits for the
+    // WebSockets, which close within a grace.
+    void service?.endStreams();
     const { timedOut } = await drainHttpServer(server, config.SHUTDOWN_TIMEOUT_MS);
     if (timedOut) logger.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'drain deadline passed: closed the rest');
   }
@@ -162,6 +163,8 @@ async function start(): Promise<void> {
     variables: { host: 'HOST', port: 'PORT' },
   });
   server = api.http;
+  // GraphQL over WebSocket on /graphql.
+  acceptUpgrades(server, service.upgrade);
   const { origin } = api;
   const rest = `${origin}${config.REST_BASE_PATH}`;
   // With REDIS_URL, whether Redis answered yet is logged on its own line: listening never waits for it.

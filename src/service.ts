@@ -1,13 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Tracer } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createKeyRing } from './auth/api-keys.ts';
 import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
 import { type Config, rateLimitsOf } from './config.ts';
-import { createAuthentication, createRequestCharges } from './edge/authenticate.ts';
+import { createAccessLog } from './edge/access-log.ts';
+import {
+  type AuthenticationOptions,
+  createAuthentication,
+  createKeyCheck,
+  createRequestCharges,
+} from './edge/authenticate.ts';
 import { clientAddressOf } from './edge/client-address.ts';
-import { createCorsPolicy } from './edge/cors.ts';
+import { type CorsPolicy, createCorsPolicy } from './edge/cors.ts';
 import { createDrain } from './edge/drain.ts';
 import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
@@ -22,6 +29,8 @@ import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openap
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
 import { createSubscriptions } from './subscriptions/subscriptions.ts';
+import { createWebSockets } from './subscriptions/websocket.ts';
+import type { GraphQLFetch } from './subscriptions/websocket-operations.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
 import { GRAPHQL_ENDPOINT } from './yoga.ts';
 
@@ -52,11 +61,13 @@ export interface Service {
   hasUsableKey(): boolean;
   /** From now on /ready says 503 and every response closes its connection. */
   drain(): void;
+  /** node:http's `upgrade` event: GraphQL over WebSocket on /graphql (http/server.ts acceptUpgrades). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /**
-   * Ends every subscription stream (SSE `complete`, so clients resume elsewhere with their cursor)
-   * and refuses new ones: called when the instance stops accepting, so streams do not hold the drain.
+   * Ends every stream (SSE and WebSocket `complete`: clients resume elsewhere with their cursor), closes
+   * each WebSocket with 1001 and refuses new streams, so none holds the drain; settles when no WebSocket is left.
    */
-  endStreams(): void;
+  endStreams(): Promise<void>;
   /** Ends the streams, then closes everything the service opened. */
   close(): Promise<void>;
 }
@@ -96,13 +107,8 @@ function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimi
   return { execution, subscriptions };
 }
 
-/** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
-export function createService(dependencies: ServiceDependencies): Service {
-  const { config, stores, logger, metrics, developmentKey, tracer } = dependencies;
-  const limits = createLimits(dependencies);
-  const { rateLimits } = limits;
-  const restBasePath = config.REST_BASE_PATH;
-  const { execution, subscriptions } = createExecution(dependencies, rateLimits);
+/** The keys (configured, and issued ones read from the store) and what checks them: the edge and WebSockets. */
+function createKeys({ config, stores, logger, metrics }: ServiceDependencies, rateLimits: RateLimits) {
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({
     ring: keyRing,
@@ -110,6 +116,39 @@ export function createService(dependencies: ServiceDependencies): Service {
     logger,
     onDatabaseError: metrics.countDatabaseError,
   });
+  const keyCheck: AuthenticationOptions = {
+    verifyApiKey: keyRing.verify,
+    rateLimits,
+    metrics,
+    clientAddress: clientAddressOf(config.TRUST_PROXY),
+  };
+  return { keyRing, keySync, keyCheck };
+}
+
+/** GraphQL over WebSocket: the edge's key check and limits; each operation runs through Yoga. */
+function createGraphQLWebSockets(
+  { config, logger, metrics }: ServiceDependencies,
+  parts: { fetchGraphQL: GraphQLFetch; keyCheck: AuthenticationOptions; cors: CorsPolicy | undefined },
+) {
+  return createWebSockets({
+    fetchGraphQL: parts.fetchGraphQL,
+    checkKey: createKeyCheck(parts.keyCheck),
+    rateLimits: parts.keyCheck.rateLimits,
+    ...{ metrics, logger, cors: parts.cors },
+    accessLog: createAccessLog(logger),
+    maxPayloadBytes: config.MAX_GRAPHQL_BODY_BYTES,
+    pingMs: config.WEBSOCKET_PING_MS,
+  });
+}
+
+/** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
+export function createService(dependencies: ServiceDependencies): Service {
+  const { config, stores, logger, metrics, developmentKey, tracer } = dependencies;
+  const limits = createLimits(dependencies);
+  const { rateLimits } = limits;
+  const restBasePath = config.REST_BASE_PATH;
+  const { execution, subscriptions } = createExecution(dependencies, rateLimits);
+  const { keyRing, keySync, keyCheck } = createKeys(dependencies, rateLimits);
   const sendMetrics = createMetricsHandler(metrics, logger);
   const drain = createDrain();
   const { routes, fallback } = createRoutes({
@@ -126,30 +165,32 @@ export function createService(dependencies: ServiceDependencies): Service {
     rest: execution.rest,
     ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => sendMetrics(req, res) } : {}),
   });
-  const authenticate = createAuthentication({
-    verifyApiKey: keyRing.verify,
-    rateLimits,
-    metrics,
-    clientAddress: clientAddressOf(config.TRUST_PROXY),
-  });
+  const cors = createCorsPolicy(config.CORS_ORIGINS);
+  const websockets = createGraphQLWebSockets(dependencies, { fetchGraphQL: execution.fetchGraphQL, keyCheck, cors });
+  const endStreams = () => {
+    subscriptions.endStreams();
+    return websockets.close();
+  };
   return {
     listener: createEdgeListener({
       routes,
       fallback,
-      authenticate,
+      authenticate: createAuthentication(keyCheck),
       drain,
       logger,
       metrics,
-      cors: createCorsPolicy(config.CORS_ORIGINS),
+      cors,
       ...(tracer ? { tracing: createRequestTracing() } : {}),
     }),
     metricsListener: createMetricsListener(sendMetrics),
     ready: Promise.all([keySync.firstRead, execution.ready]).then(() => undefined),
     hasUsableKey: keyRing.hasUsableKey,
     drain: drain.start,
-    endStreams: subscriptions.endStreams,
+    upgrade: websockets.upgrade,
+    endStreams,
     close: async () => {
       drain.start();
+      await endStreams();
       await subscriptions.close();
       await keySync.stop();
       await execution.close();

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Exchange } from '../http/exchange.ts';
 import { type LogBatch, logBatchOf } from '../logger.ts';
@@ -16,10 +17,24 @@ import {
 /** At most this many requests' lines wait to be built together, where the destination allows it. */
 export const ACCESS_LINES_HELD_BACK = 32;
 
-type AccessLog = (exchange: Exchange, endedAt: number, trace?: TraceFields) => void;
+/** What a line reads: an HTTP exchange, or a WebSocket operation (subscriptions/websocket-operation.ts). */
+export type LoggedExchange = Pick<
+  Exchange,
+  'id' | 'startedAt' | 'keyId' | 'documentId' | 'face' | 'path' | 'stream' | 'clientAddress'
+> & {
+  readonly req: Pick<IncomingMessage, 'method' | 'url'>;
+  readonly res: Pick<ServerResponse, 'writableFinished' | 'statusCode'>;
+};
+
+export type AccessLog = (exchange: LoggedExchange, endedAt: number, trace?: TraceFields) => void;
 
 /** Fills `record` from the request: its own strings, no copies. */
-function recordOf(record: AccessRecord, exchange: Exchange, endedAt: number, trace: TraceFields | undefined): void {
+function recordOf(
+  record: AccessRecord,
+  exchange: LoggedExchange,
+  endedAt: number,
+  trace: TraceFields | undefined,
+): void {
   const { req, res, id, startedAt, keyId, documentId } = exchange;
   record.time = Date.now();
   record.trace = trace;

@@ -1,5 +1,6 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { DEFAULTS } from '../config.ts';
 import { EdgeResponse } from './edge-response.ts';
 
@@ -54,6 +55,22 @@ export function createHttpServer(listener: RequestListener, timeouts: Partial<Ht
   return server;
 }
 
+export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/** Sockets handed over on `upgrade` (WebSockets): closeAllConnections does not reach them, the drain must. */
+const upgradedSockets = new WeakMap<Server, Set<Duplex>>();
+
+/** Hands `upgrade` requests to `upgrade` (without a listener Node gives them to the request listener). */
+export function acceptUpgrades(http: Server, upgrade: UpgradeListener): void {
+  const sockets = new Set<Duplex>();
+  upgradedSockets.set(http, sockets);
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    upgrade(req, socket, head);
+  });
+}
+
 /**
  * A socket idle when draining starts may already carry its client's next request: it gets this long
  * to arrive (and be answered, with `Connection: close`) before idle sockets are closed.
@@ -63,7 +80,8 @@ const IDLE_SWEEP_MS = 100;
 
 /**
  * Stops accepting connections at once, lets in-flight requests finish, closes sockets as they fall
- * idle, and after `timeoutMs` closes whatever is left. Resolves with whether the deadline was hit.
+ * idle, and after `timeoutMs` closes whatever is left, upgraded sockets included (net close waits
+ * for them too). Resolves with whether the deadline was hit.
  * Not `server.close()` alone: on Node 20 it also closes idle sockets at once, resetting a request
  * that was already on its way over one of them.
  */
@@ -78,6 +96,7 @@ export async function drainHttpServer(http: Server, timeoutMs: number): Promise<
   const deadline = setTimeout(() => {
     timedOut = true;
     http.closeAllConnections();
+    for (const socket of upgradedSockets.get(http) ?? []) socket.destroy();
   }, timeoutMs);
   await closed;
   clearTimeout(grace);

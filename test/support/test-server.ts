@@ -9,7 +9,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { connectDatabase, type Database } from '../../src/db/mongo.ts';
 import type { RateLimitSettings } from '../../src/edge/rate-limits.ts';
-import { createHttpServer } from '../../src/http/server.ts';
+import { acceptUpgrades, createHttpServer } from '../../src/http/server.ts';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createMongoStores, type Stores } from '../../src/stores.ts';
@@ -134,6 +134,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     });
   await service.ready;
   const { http, baseUrl } = await listenOnLoopback(service.listener);
+  acceptUpgrades(http, service.upgrade);
   return {
     service,
     http,
@@ -144,6 +145,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dbName,
     metrics,
     async close() {
+      // WebSockets hold http.close until they are gone: closed first.
+      await service.endStreams();
       await new Promise<void>((closed) => http.close(() => closed()));
       http.closeAllConnections();
       await service.close();
