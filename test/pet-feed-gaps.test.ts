@@ -88,4 +88,19 @@ describe('when the feed starts while an id below the newest is still on its way'
     setup.changes.announce();
     expect(ids(await reader.take(3, EACH_MS))).toEqual([10, 11, 12]);
   });
+
+  it('then a follower without a cursor that joins while the tail holds at a gap gets nothing stored before it joined', async () => {
+    const setup = await setUp({ settleMs: LONG_SETTLE_MS });
+    const early = await followFromNow(setup);
+    const missing = await setup.pets.allocateId();
+    const looks = setup.counts.readAfter;
+    const [beyond] = await setup.add(pet('beyond the gap, before the late follower'));
+    await until(() => setup.counts.readAfter > looks, EACH_MS, 'the tail sees the pet beyond the gap');
+    const late = await followFromNow(setup);
+    await setup.pets.create(pet('fills the gap'), { id: missing });
+    const [live] = await setup.add(pet('after the late follower joined'));
+    expect(ids(await early.take(3, EACH_MS))).toEqual([missing, beyond?.id, live?.id]);
+    expect(ids(await late.take(1, EACH_MS))).toEqual([live?.id]);
+    expect(await late.next(3 * POLL_MS)).toBe('quiet');
+  });
 });

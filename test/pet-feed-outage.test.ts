@@ -4,7 +4,7 @@ import { createLocalPetChanges } from '../src/pets/pet-changes.ts';
 import { createPetFeed } from '../src/pets/pet-feed.ts';
 import { createPetRepository } from '../src/stores.ts';
 import { capturingLogger } from './support/capturing-logger.ts';
-import { readerOf } from './support/feed-reader.ts';
+import { readerOf, until } from './support/feed-reader.ts';
 import { counted, EACH_MS, ids, POLL_MS, pet, SETTLE_MS } from './support/feed-setup.ts';
 import { startOwnDatabase } from './support/own-database.ts';
 
@@ -50,5 +50,51 @@ describe('when the database stops answering under a follower', () => {
     expect(ids(await reader.take(1, EACH_MS))).toEqual([after.id]);
     const warnings = lines.filter((line) => line.msg?.startsWith('the pet feed cannot read'));
     expect(warnings).toHaveLength(1);
+  });
+
+  it('then a follower catching up reads again at the slow timer, not at every notification', async () => {
+    const feed = await feedOnOwnDatabase({ deadlineMs: 100, pollMs: 60_000, recentSize: 1 });
+    const stored = [await feed.pets.create(pet('a')), await feed.pets.create(pet('b'))];
+    const live = feed.follow();
+    expect(await live.next(1)).toBe('quiet'); // starts the tail
+    await until(() => feed.counts.readAfter > 0, EACH_MS, 'the tail looks');
+    feed.own.freeze();
+    const behind = feed.follow(0);
+    expect(await behind.next(1)).toBe('quiet');
+    await until(() => feed.counts.listPage > 0, EACH_MS, 'the follower reads');
+    // Each notification is a look that fails at the deadline: before, each woke the follower to read.
+    for (let beat = 0; beat < 50; beat++) {
+      feed.changes.announce();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(feed.counts.listPage).toBe(1);
+    feed.own.thaw();
+    // Looks until one reads (the first after the thaw may still meet the short deadline).
+    await until(
+      () => {
+        feed.changes.announce();
+        return feed.counts.listPage > 1;
+      },
+      EACH_MS,
+      'a look that reads wakes the follower',
+    );
+    expect(ids(await behind.take(2, EACH_MS))).toEqual(ids(stored));
+  });
+
+  it('then a follower that leaves during a read that hangs ends at once, not at the read’s deadline', async () => {
+    const feed = await feedOnOwnDatabase({ deadlineMs: 10_000, pollMs: POLL_MS, recentSize: 1 });
+    await feed.pets.create(pet('a'));
+    await feed.pets.create(pet('b'));
+    const live = feed.follow();
+    expect(await live.next(1)).toBe('quiet');
+    await until(() => feed.counts.readAfter > 0, EACH_MS, 'the tail looks');
+    feed.own.freeze();
+    const behind = feed.follow(0);
+    expect(await behind.next(1)).toBe('quiet');
+    await until(() => feed.counts.listPage > 0, EACH_MS, 'the follower reads');
+    const started = Date.now();
+    behind.abort();
+    expect(await behind.ends(EACH_MS)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

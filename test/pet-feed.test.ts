@@ -60,6 +60,29 @@ describe('when a follower falls behind the instance’s recent pets', () => {
     expect(ids(await fast.take(10, EACH_MS))).toEqual(ids(created));
     expect(ids(await slow.take(10, EACH_MS))).toEqual(ids(created));
   });
+
+  it('then a filter no stored pet matches costs one read, not one per batch of the whole collection', async () => {
+    // The timer slowed down, so every read counted here is the tail's start or the follower's.
+    const setup = await setUp({ pollMs: 60_000 });
+    const stored = 2_000;
+    const raw = setup.database.db.collection<{ _id: number; name: string; categoryId: number; status: string }>('pets');
+    await raw.insertMany(
+      Array.from({ length: stored }, (_, index) => ({
+        _id: index + 1,
+        name: `pet ${index + 1}`,
+        categoryId: 1,
+        status: 'available',
+      })),
+    );
+    const reader = setup.follow({ afterId: 1, status: 'sold' });
+    expect(await reader.next(2_000)).toBe('quiet');
+    // The tail's start: the highest id, then the last batch below it and the empty read after it.
+    expect(setup.counts.readAfter).toBeLessThanOrEqual(3);
+    expect(setup.counts.listPage).toBe(1);
+    const [sold] = await setup.add(pet('the first sold one', 'sold'));
+    expect(ids(await reader.take(1, EACH_MS))).toEqual([sold?.id]);
+    expect(setup.counts.listPage).toBe(1);
+  });
 });
 
 describe('when followers leave or the feed closes', () => {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Pet, PetStatus } from './pet.ts';
+import type { Pet, PetPage, PetStatus } from './pet.ts';
 import type { PetChanges } from './pet-changes.ts';
-import type { PetRepository, StoredEntry } from './pet-repository.ts';
+import type { PetRepository } from './pet-repository.ts';
 import { FEED_BATCH } from './pet-settled.ts';
 import { createPetTail, type PetTail } from './pet-tail.ts';
 
@@ -26,7 +26,7 @@ export interface PetFeed {
 }
 
 export interface PetFeedOptions {
-  /** The repository (reads only: highestId, readAfter). */
+  /** The repository (reads only: highestId and readAfter for the tail, listPage for followers behind it). */
   pets: PetRepository;
   /** "Look again" notifications. */
   changes: PetChanges;
@@ -43,13 +43,41 @@ export const DEFAULT_RECENT_SIZE = 1_000;
 
 const matches = (status: PetStatus | undefined) => (pet: Pet) => status === undefined || pet.status === status;
 
+/** The read's result, or undefined as soon as `signal` aborts: a read under way then ends unheard. */
+function unlessAborted<T>(read: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    const aborted = () => resolve(undefined);
+    signal.addEventListener('abort', aborted, { once: true });
+    if (signal.aborted) aborted();
+    read.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
+  });
+}
+
+interface Follower {
+  tail: PetTail;
+  options: PetFeedOptions;
+  query: PetFeedQuery;
+  signal: AbortSignal;
+}
+
+/**
+ * One catch-up read from the database, the status filtered there (the list's keyset query), so each
+ * read either delivers a pet or reaches what the tail had settled: a pull costs one read, however
+ * few pets match. Undefined when it failed or the follower left; the caller waits then.
+ */
+async function readBehind({ options, query, signal }: Follower, cursor: number): Promise<PetPage | undefined> {
+  const read = options.pets.listPage({ afterId: cursor, limit: FEED_BATCH, status: query.status });
+  return unlessAborted(read, signal);
+}
+
 /**
  * One follower: its cursor is all it keeps. Behind the tail's ring it reads the database after its
  * cursor (up to what the tail has settled); within it, it takes the ring's pets one by one; at the
- * tail it waits for the next look. A failed read is logged once per streak and tried again at the
- * next look: the stream stays open.
+ * tail it waits for the next look. A failed read is logged once per streak and tried again after the
+ * next look that read or the next tick of the slow timer: the stream stays open.
  */
-async function* followFrom(tail: PetTail, options: PetFeedOptions, query: PetFeedQuery, signal: AbortSignal) {
+async function* followFrom(follower: Follower): AsyncGenerator<Pet, void, undefined> {
+  const { tail, options, query, signal } = follower;
   const wanted = matches(query.status);
   let cursor = query.afterId;
   let failing = false;
@@ -62,7 +90,8 @@ async function* followFrom(tail: PetTail, options: PetFeedOptions, query: PetFee
       await tail.next(signal);
       continue;
     }
-    cursor ??= fromStart ? (tail.startId() ?? tailId) : tailId;
+    // Without a cursor: after the newest pet the tail has seen, held ones included.
+    cursor ??= (fromStart ? tail.startId() : tail.seenId()) ?? tailId;
     if (tail.covers(cursor)) {
       const pet = tail.nextAbove(cursor);
       if (pet === undefined) {
@@ -74,25 +103,26 @@ async function* followFrom(tail: PetTail, options: PetFeedOptions, query: PetFee
       if (wanted(pet)) yield pet;
       continue;
     }
-    let entries: StoredEntry[];
+    let page: PetPage | undefined;
     try {
-      entries = await options.pets.readAfter(cursor, FEED_BATCH);
+      page = await readBehind(follower, cursor);
       failing = false;
     } catch (error) {
       if (!failing)
-        options.logger.warn({ err: error }, 'a pet feed follower cannot read: it tries again at the next look');
+        options.logger.warn({ err: error }, 'a pet feed follower cannot read: it tries again after the next look');
       failing = true;
-      await tail.next(signal);
+      await tail.nextRetry(signal);
       continue;
     }
-    const settled = entries.filter((entry) => entry.id <= tailId);
-    for (const { id, pet } of settled) {
+    if (page === undefined) return;
+    const settled = page.pets.filter((pet) => pet.id <= tailId);
+    for (const pet of settled) {
       if (ended()) return;
-      cursor = id;
-      if (pet && wanted(pet)) yield pet;
+      cursor = pet.id;
+      yield pet;
     }
     // Everything up to what the tail had settled is read: from here the ring (or more reading) goes on.
-    if (settled.length < FEED_BATCH) cursor = Math.max(cursor, tailId);
+    if (!page.hasNextPage || settled.length < page.pets.length) cursor = Math.max(cursor, tailId);
   }
 }
 
@@ -109,7 +139,7 @@ export function createPetFeed(options: PetFeedOptions): PetFeed {
       // A consumer that aborts and drops the generator without return() must not count as following.
       signal.addEventListener('abort', leave, { once: true });
       try {
-        yield* followFrom(tail, options, query, signal);
+        yield* followFrom({ tail, options, query, signal });
       } finally {
         signal.removeEventListener('abort', leave);
         leave();
