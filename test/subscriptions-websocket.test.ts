@@ -322,3 +322,38 @@ describe('hostile WebSocket clients', () => {
     expect((await raw.closed).code).toBe(4406);
   });
 });
+
+describe('over WebSocket, the rate limits', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({
+      rateLimits: { perKey: { rate: 1, burst: 3 }, authFailures: { rate: 1, burst: 2 } },
+    });
+  });
+  afterAll(() => server.close());
+
+  it('connection_init takes a point and each subscribe another: beyond the burst, an `error` RATE_LIMITED', async () => {
+    const client = wsClient(server.baseUrl, BEARER(API_KEY));
+    try {
+      const codes: unknown[] = [];
+      for (let index = 0; index < 3; index++) {
+        const operation = wsSubscribe(client, { query: '{ __typename }' });
+        const ended = await operation.ended();
+        codes.push(ended === undefined ? 'ok' : codeOf(ended));
+      }
+      expect(codes).toEqual(['ok', 'ok', 'RATE_LIMITED']);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('wrong keys count as failed authentications of the address: beyond the limit, 4429', async () => {
+    const closes: number[] = [];
+    for (let index = 0; index < 3; index++) {
+      const wrong = wsClient(server.baseUrl, BEARER('wrong-key-aaaaaaaaaaaaaaaaaa'), closes);
+      await wsSubscribe(wrong, { query: '{ __typename }' }).ended();
+      await wrong.dispose();
+    }
+    expect(closes).toEqual([4401, 4401, 4429]);
+  });
+});

@@ -24,6 +24,8 @@ export function wsClient(baseUrl: string, connectionParams?: Record<string, unkn
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     lazy: true,
+    // One socket for a test's operations, as an app keeps it; dispose() closes it.
+    lazyCloseTimeout: 60_000,
     ...(connectionParams ? { connectionParams } : {}),
     on: { closed: (event) => closes?.push((event as { code: number }).code) },
   });
