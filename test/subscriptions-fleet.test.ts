@@ -74,6 +74,16 @@ function startInstance(): Promise<ServiceProcess> {
   });
 }
 
+/** The error lines of both instances, so that a failure inside one is seen with the test's. */
+function loggedErrors(): string {
+  const lines = Object.entries(instances).flatMap(([name, instance]) =>
+    logEntries<{ level: number; msg: string; err?: { stack?: string } }>(instance?.log ?? [])
+      .filter((entry) => entry.level >= 50)
+      .map((entry) => `[${name}] ${entry.msg} ${entry.err?.stack ?? ''}`),
+  );
+  return lines.length === 0 ? 'nothing' : lines.join('\n');
+}
+
 async function createPet(origin: string, name: string, idempotencyKey?: string): Promise<Created> {
   const response = await fetch(`${origin}/v1/pets`, {
     method: 'POST',
@@ -86,7 +96,10 @@ async function createPet(origin: string, name: string, idempotencyKey?: string):
   });
   const answeredAt = performance.now();
   const body = (await response.json()) as { id: number };
-  expect(response.status, JSON.stringify(body)).toBe(201);
+  if (response.status !== 201) {
+    await sleep(100); // the instance's error line, written as it answered
+    expect.fail(`${response.status} ${JSON.stringify(body)}; the instances logged: ${loggedErrors()}`);
+  }
   return { id: body.id, answeredAt };
 }
 
@@ -183,11 +196,6 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  // What went wrong inside an instance goes with the test's own failure.
-  for (const [name, instance] of Object.entries(instances)) {
-    const errors = logEntries<{ level: number }>(instance?.log ?? []).filter((entry) => entry.level >= 50);
-    for (const entry of errors) console.error(`[instance ${name}] ${JSON.stringify(entry)}`);
-  }
   await Promise.all([instances.a?.stop(), instances.b?.stop()]);
   await redis?.stop();
   await database?.db.dropDatabase();
