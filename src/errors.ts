@@ -97,6 +97,19 @@ export class PetIdTakenError extends DomainError {
   }
 }
 
+/**
+ * An idempotent create found its allocated id taken by other creates MAX_ID_MOVES times in a row: ids
+ * are contended on a counter that is not atomic. Nothing was stored under the key's record; a retry
+ * with the same key is safe, so it is a 503 to retry, not a 500.
+ */
+export class PetIdsContendedError extends DatabaseUnavailableError {
+  override readonly retryAfterSeconds: number = 1;
+
+  constructor(readonly petId: number) {
+    super(undefined, 'Pet ids are contended by concurrent creates; retry with the same Idempotency-Key');
+  }
+}
+
 /** An Idempotency-Key already used, within its retention, for a request with another body (422). */
 export class IdempotencyKeyReusedError extends DomainError {
   readonly code = 'IDEMPOTENCY_KEY_REUSED';

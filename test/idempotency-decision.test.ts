@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decideNext, type Facts, fingerprintOf } from '../src/idempotency/idempotency-decision.ts';
+import { PetIdsContendedError } from '../src/errors.ts';
+import { fromDomainError } from '../src/graphql/errors.ts';
+import { decideNext, type Facts, fingerprintOf, MAX_ID_MOVES } from '../src/idempotency/idempotency-decision.ts';
 import type { IdempotencyRecord } from '../src/idempotency/idempotency-store.ts';
 import type { Pet } from '../src/pets/pet.ts';
 
@@ -87,15 +89,25 @@ describe('a create with a key, after its own writes', () => {
     expect(decideNext(observed, facts)).toEqual({ do: 'answer', pet: theirPet, replayed: true });
   });
 
-  it('moves the record to a fresh id when another pet took it, three times at most', () => {
+  it('moves the record to a fresh id when another pet took it, MAX_ID_MOVES times at most', () => {
     const record = recordMade(20_000);
     for (const pet of [otherPet, null]) {
-      expect(decideNext({ saw: 'id-taken', record, pet, times: 3 }, facts)).toEqual({ do: 'move-pet-id', record });
+      const times = MAX_ID_MOVES;
+      expect(decideNext({ saw: 'id-taken', record, pet, times }, facts)).toEqual({ do: 'move-pet-id', record });
     }
-    expect(decideNext({ saw: 'id-taken', record, pet: otherPet, times: 4 }, facts)).toEqual({
+    expect(decideNext({ saw: 'id-taken', record, pet: otherPet, times: MAX_ID_MOVES + 1 }, facts)).toEqual({
       do: 'fail-id-taken',
       petId: 41,
     });
+  });
+
+  it('answers ids contended past MAX_ID_MOVES as a 503 to retry with the same key, never a 500', () => {
+    const answer = fromDomainError(new PetIdsContendedError(41));
+    expect(answer.extensions).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      http: { status: 503, headers: { 'Retry-After': '1' } },
+    });
+    expect(answer.message).toMatch(/retry with the same Idempotency-Key/);
   });
 
   it('follows a record another request moved first, so the two store one pet', () => {

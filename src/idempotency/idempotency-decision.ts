@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { IdempotencyRecord } from './idempotency-store.ts';
 
-/** A pet id can collide with another create only on a counter that is not atomic; a few moves suffice. */
-const MAX_ID_MOVES = 3;
+/**
+ * A pet id can collide with another create only on a counter that is not atomic (FerretDB across
+ * instances); each move resyncs the counter and pauses a random moment, as a plain create's retries do.
+ */
+export const MAX_ID_MOVES = 10;
 /** Records found expired or claimed under us this many times: only a clock far out of step does that. */
 const MAX_RECORD_READS = 3;
 

@@ -1,5 +1,10 @@
 import { withDeadline } from '../db/deadline.ts';
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError, PetIdTakenError } from '../errors.ts';
+import {
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
+  PetIdsContendedError,
+  PetIdTakenError,
+} from '../errors.ts';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
 import { decideNext, fingerprintOf, type Next, type Observation } from './idempotency-decision.ts';
@@ -87,7 +92,7 @@ function stepsOf(
       case 'refuse-in-use':
         throw new IdempotencyKeyInUseError(step.retryAfterSeconds);
       case 'fail-id-taken':
-        throw new PetIdTakenError(step.petId);
+        throw new PetIdsContendedError(step.petId);
     }
   };
 }
