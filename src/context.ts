@@ -24,6 +24,8 @@ export interface ExecutionExchange extends CreatingExchange {
   stream?: StreamRecord | undefined;
   /** Runs `listener` once the response is over: a stream's slot is released then at the latest. */
   whenClosed?(listener: () => void): void;
+  /** Cuts the connection the response travels on: a stream that did not end when told to (open-streams.ts). */
+  cut?(): void;
 }
 
 /** Yoga's server context: the edge passes the request's exchange under this one name. */

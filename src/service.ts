@@ -5,7 +5,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createKeyRing } from './auth/api-keys.ts';
 import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
-import { type Config, rateLimitsOf } from './config.ts';
+import type { Config } from './config.ts';
 import { createAccessLog } from './edge/access-log.ts';
 import {
   type AuthenticationOptions,
@@ -18,8 +18,8 @@ import { type CorsPolicy, createCorsPolicy } from './edge/cors.ts';
 import { createDrain } from './edge/drain.ts';
 import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
-import { createRateLimits, type RateLimits } from './edge/rate-limits.ts';
-import { createRedisLimiterStore } from './edge/redis-limiter-store.ts';
+import type { RateLimits } from './edge/rate-limits.ts';
+import { createServiceRateLimits } from './edge/service-rate-limits.ts';
 import { createRoutes } from './edge/service-routes.ts';
 import { createFaces } from './faces.ts';
 import { createOperationAdmission } from './graphql/operation-admission.ts';
@@ -72,26 +72,6 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** The rate limits, counted in Redis for a fleet (REDIS_URL) or in this instance's memory. */
-function createLimits({ config, logger, metrics }: ServiceDependencies) {
-  // The client connects in the background; until it is ready, and whenever Redis does not answer,
-  // this instance counts alone.
-  const sharedLimits = config.REDIS_URL
-    ? createRedisLimiterStore({
-        url: config.REDIS_URL,
-        logger,
-        onShared: metrics.setRateLimitStoreShared,
-        onFallback: metrics.countRateLimitStoreFallback,
-      })
-    : undefined;
-  const rateLimits = createRateLimits({
-    ...rateLimitsOf(config),
-    logger,
-    ...(sharedLimits ? { store: sharedLimits.store } : {}),
-  });
-  return { rateLimits, close: async () => sharedLimits?.close() };
-}
-
 /**
  * GraphQL and REST over one execution, and the subscriptions. Every face creates through the
  * announcing repository, so each stored pet reaches the subscribers.
@@ -99,7 +79,8 @@ function createLimits({ config, logger, metrics }: ServiceDependencies) {
 function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimits) {
   // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
   const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, dependencies.metrics) });
-  const subscriptions = createSubscriptions(dependencies);
+  const { config, stores, logger, metrics } = dependencies;
+  const subscriptions = createSubscriptions({ config, pets: stores.pets, logger, metrics });
   const execution = createFaces(
     { ...dependencies, stores: { ...dependencies.stores, pets: subscriptions.pets } },
     { admission, followPets: subscriptions.followPets, giveBack: rateLimits.revalidated },
@@ -144,7 +125,7 @@ function createGraphQLWebSockets(
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(dependencies: ServiceDependencies): Service {
   const { config, stores, logger, metrics, developmentKey, tracer } = dependencies;
-  const limits = createLimits(dependencies);
+  const limits = createServiceRateLimits(dependencies);
   const { rateLimits } = limits;
   const restBasePath = config.REST_BASE_PATH;
   const { execution, subscriptions } = createExecution(dependencies, rateLimits);

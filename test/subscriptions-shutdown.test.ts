@@ -4,7 +4,8 @@ import { subscribeSse } from './support/sse.ts';
 import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
 
 const PET_CREATED = 'subscription { petCreated { cursor pet { id name } } }';
-const DELAY_MS = 1_000;
+// Long enough for a create over REST and its events to finish on a loaded machine before the delay ends.
+const DELAY_MS = 3_000;
 const TIMEOUT_MS = 10_000;
 
 describe('subscription streams at SIGTERM (a rolling restart)', () => {

@@ -6,7 +6,8 @@ import { API_KEY, startTestServer, uniqueDbName } from './support/test-server.ts
 import { rawSocket, upgradeStatus } from './support/websocket.ts';
 
 const PET_CREATED = 'subscription { petCreated { cursor pet { id name } } }';
-const DELAY_MS = 1_000;
+// Long enough for a create over REST and its events to finish on a loaded machine before the delay ends.
+const DELAY_MS = 3_000;
 const TIMEOUT_MS = 10_000;
 const INIT = { Authorization: `Bearer ${API_KEY}` };
 

@@ -2,11 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Scopes } from '../auth/scopes.ts';
 import { setEarlyHeader } from './edge-response.ts';
 import type { Face } from './send-error.ts';
+import type { StreamEnd } from './stream-outcomes.ts';
 
 const NO_SCOPES: Scopes = new Set();
-
-/** Why a stream (a GraphQL subscription) ended: the client left, the instance shut down, or the source failed. */
-export type StreamEnd = 'client' | 'shutdown' | 'error';
 
 /** What an exchange that carried a stream delivered, for its access-log line at the end. */
 export interface StreamRecord {
@@ -64,6 +62,11 @@ export class Exchange {
   /** Runs `listener` once the response is over, however it ended (sent, cut, never started). */
   whenClosed(listener: () => void): void {
     this.res.once('close', listener);
+  }
+
+  /** Cuts the connection at once: for a stream whose client stopped reading, which nothing else ends. */
+  cut(): void {
+    this.res.destroy();
   }
 
   setResponseHeader(name: string, value: string): void {

@@ -1,7 +1,6 @@
 import type { MongoClient } from 'mongodb';
 import { Registry } from 'prom-client';
-import type { StreamEnd } from '../http/exchange.ts';
-import type { StreamRefusal } from '../subscriptions/open-streams.ts';
+import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 import { watchConnectionPool } from './connection-pool.ts';
 import { defineMetrics } from './metric-definitions.ts';
 import { processMetrics } from './process-metrics.ts';

@@ -2,10 +2,11 @@ import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 import type { FollowPets } from '../context.ts';
 import { ErrorCode } from '../graphql/errors.ts';
-import type { StreamEnd, StreamRecord } from '../http/exchange.ts';
+import type { StreamRecord } from '../http/exchange.ts';
+import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 import type { Pet } from '../pets/pet.ts';
 import type { PetFeed } from '../pets/pet-feed.ts';
-import type { OpenStreams, StreamRefusal, StreamSlot } from './open-streams.ts';
+import type { OpenStreams, StreamSlot } from './open-streams.ts';
 
 /**
  * A refused stream's Retry-After, in seconds. Streams last minutes, so a slot seldom frees sooner;
@@ -77,6 +78,7 @@ export function createFollowPets(
       ended: (reason) => {
         record.end = reason;
       },
+      cut: () => exchange.cut?.(),
     });
     if (typeof slot === 'string') throw refusal(slot, limits);
     exchange.stream = record;

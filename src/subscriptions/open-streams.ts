@@ -1,7 +1,11 @@
-import type { StreamEnd } from '../http/exchange.ts';
+import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 
-/** Why a stream was refused before its first event: the key's streams, the instance's, or a stopping instance. */
-export type StreamRefusal = 'per_key' | 'instance' | 'shutdown';
+/**
+ * How long a stream has to end once the instance told it to. A stream whose client is not reading
+ * cannot take the abort (its events wait for the socket to drain), so it is cut then instead: no
+ * stream holds the drain.
+ */
+export const STREAM_CUT_AFTER_MS = 1_000;
 
 /** What the open streams report to metrics (metrics.ts implements it). */
 export interface StreamMetrics {
@@ -27,10 +31,18 @@ export interface OpenStreamsOptions {
   metrics: StreamMetrics;
 }
 
-/** Told of what happened to one slot, beside the metrics: the exchange's record for the access log. */
+/** The stream's exchange, told what happened to its slot: its record for the access log, and its connection. */
 export interface SlotObserver {
   delivered(): void;
   ended(reason: StreamEnd): void;
+  /** Cuts the connection the stream travels on: it did not end when the instance told it to. */
+  cut(): void;
+}
+
+interface OpenSlot {
+  readonly controller: AbortController;
+  readonly slot: StreamSlot;
+  readonly cut: () => void;
 }
 
 /** A slot over its controller: `release` runs once, on the first `end`. */
@@ -59,27 +71,49 @@ function slotOf(
   };
 }
 
+/** The streams still open after the grace: released as ended by the shutdown, then their connections cut. */
+function cutEach(open: Set<OpenSlot>): void {
+  for (const { slot, cut } of [...open]) {
+    slot.end('shutdown');
+    cut();
+  }
+}
+
+/** Open streams per API key. */
+function createKeyCounts() {
+  const perKey = new Map<string, number>();
+  return {
+    of: (keyId: string) => perKey.get(keyId) ?? 0,
+    add: (keyId: string) => void perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1),
+    remove(keyId: string): void {
+      const left = (perKey.get(keyId) ?? 1) - 1;
+      if (left > 0) perKey.set(keyId, left);
+      else perKey.delete(keyId);
+    },
+  };
+}
+
 /**
  * The streams this instance holds open, counted per key and in all, so that neither a key nor the
  * instance holds more than its limit. A slot is taken before any event and released exactly once,
  * however the stream ends (its source's end, the client leaving, the response closing unused).
  */
 export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsOptions) {
-  const perKey = new Map<string, number>();
-  const open = new Set<AbortController>();
+  const perKey = createKeyCounts();
+  const open = new Set<OpenSlot>();
   let shuttingDown = false;
+  let cutTimer: NodeJS.Timeout | undefined;
 
-  function release(keyId: string, controller: AbortController): void {
-    open.delete(controller);
-    const left = (perKey.get(keyId) ?? 1) - 1;
-    if (left > 0) perKey.set(keyId, left);
-    else perKey.delete(keyId);
+  function release(keyId: string, entry: OpenSlot): void {
+    open.delete(entry);
+    perKey.remove(keyId);
     metrics.setOpenStreams(open.size);
+    if (open.size === 0) clearTimeout(cutTimer);
   }
 
   function refusalFor(keyId: string): StreamRefusal | undefined {
     if (shuttingDown) return 'shutdown';
-    if ((perKey.get(keyId) ?? 0) >= maxPerKey) return 'per_key';
+    if (perKey.of(keyId) >= maxPerKey) return 'per_key';
     if (open.size >= maxTotal) return 'instance';
     return undefined;
   }
@@ -93,18 +127,27 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
         return refused;
       }
       const controller = new AbortController();
-      open.add(controller);
-      perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1);
+      const entry: OpenSlot = {
+        controller,
+        slot: slotOf(controller, metrics, observer, () => release(keyId, entry)),
+        cut: () => observer.cut(),
+      };
+      open.add(entry);
+      perKey.add(keyId);
       metrics.setOpenStreams(open.size);
-      return slotOf(controller, metrics, observer, () => release(keyId, controller));
+      return entry.slot;
     },
     /**
-     * Ends every open stream (their sources see the abort and return, so SSE sends `complete`) and
-     * refuses new ones from now on: the instance is going away.
+     * Ends every open stream (their sources see the abort and return, so SSE sends `complete`),
+     * cuts the connection of any not ended STREAM_CUT_AFTER_MS later, and refuses new ones from now
+     * on: the instance is going away.
      */
     endAll(): void {
+      if (shuttingDown) return;
       shuttingDown = true;
-      for (const controller of [...open]) controller.abort('shutdown');
+      for (const { controller } of [...open]) controller.abort('shutdown');
+      // Unref'd: a stopping process never waits for this timer, only for its streams.
+      if (open.size > 0) cutTimer = setTimeout(cutEach, STREAM_CUT_AFTER_MS, open).unref();
     },
     get size(): number {
       return open.size;

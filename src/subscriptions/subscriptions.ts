@@ -1,10 +1,23 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import { announcingCreates } from '../pets/announcing-creates.ts';
 import { createLocalPetChanges } from '../pets/pet-changes.ts';
 import { createPetFeed } from '../pets/pet-feed.ts';
+import type { PetRepository } from '../pets/pet-repository.ts';
 import { createRedisPetChanges } from '../pets/redis-pet-changes.ts';
-import type { ServiceDependencies } from '../service.ts';
 import { createFollowPets } from './follow-pets.ts';
-import { createOpenStreams } from './open-streams.ts';
+import { createOpenStreams, type StreamMetrics } from './open-streams.ts';
+
+export interface SubscriptionsOptions {
+  config: Pick<
+    Config,
+    'REDIS_URL' | 'SUBSCRIPTION_POLL_MS' | 'SUBSCRIPTION_SETTLE_MS' | 'MAX_SUBSCRIPTIONS_PER_KEY' | 'MAX_SUBSCRIPTIONS'
+  >;
+  /** The store's repository: the feed reads it, and creates through it are announced. */
+  pets: PetRepository;
+  logger: Logger;
+  metrics: StreamMetrics;
+}
 
 /**
  * What subscriptions need of the service: the repository every face creates through (it says
@@ -12,10 +25,10 @@ import { createOpenStreams } from './open-streams.ts';
  * REDIS_URL, instances tell each other of creates through Redis; without it, only this instance's
  * subscribers hear of them at once (others find them on the slow timer).
  */
-export function createSubscriptions({ config, stores, logger, metrics }: ServiceDependencies) {
+export function createSubscriptions({ config, pets, logger, metrics }: SubscriptionsOptions) {
   const changes = config.REDIS_URL ? createRedisPetChanges({ url: config.REDIS_URL, logger }) : createLocalPetChanges();
   const feed = createPetFeed({
-    pets: stores.pets,
+    pets,
     changes,
     pollMs: config.SUBSCRIPTION_POLL_MS,
     settleMs: config.SUBSCRIPTION_SETTLE_MS,
@@ -25,9 +38,12 @@ export function createSubscriptions({ config, stores, logger, metrics }: Service
   const streams = createOpenStreams({ ...limits, metrics });
   return {
     /** The repository every face uses: REST, GraphQL, the fast path and idempotent creates. */
-    pets: announcingCreates(stores.pets, changes),
+    pets: announcingCreates(pets, changes),
     followPets: createFollowPets(feed, streams, limits),
-    /** Every open stream ends (SSE `complete`) and new ones are refused: the instance is stopping. */
+    /**
+     * Every open stream ends (SSE `complete`), one not ended a moment later has its connection cut,
+     * and new ones are refused: the instance is stopping.
+     */
     endStreams: () => streams.endAll(),
     close: async () => {
       streams.endAll();

@@ -59,6 +59,11 @@ export class WebSocketOperation implements ExecutionExchange {
     else this.closeListeners.push(listener);
   }
 
+  /** Cuts the WebSocket the operation travels on (every operation on it ends): its client stopped reading. */
+  cut(): void {
+    this.req.socket.destroy();
+  }
+
   /** The operation is over (its end, the client's `complete`, the socket's close): releases what it held. */
   close(): void {
     if (this.closed) return;
