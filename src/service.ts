@@ -65,7 +65,8 @@ export interface Service {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /**
    * Ends every stream (SSE and WebSocket `complete`: clients resume elsewhere with their cursor), closes
-   * each WebSocket with 1001 and refuses new streams, so none holds the drain; settles when no WebSocket is left.
+   * each WebSocket with 1001, cuts the connection of a stream not ended a moment later (a client not
+   * reading) and refuses new streams, so none holds the drain; settles when no WebSocket is left.
    */
   endStreams(): Promise<void>;
   /** Ends the streams, then closes everything the service opened. */
