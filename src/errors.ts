@@ -30,6 +30,8 @@ export class DatabaseUnavailableError extends DomainError {
   readonly expected = true;
   /** Seconds a client should wait before retrying. */
   readonly retryAfterSeconds: number = RETRY_AFTER_SECONDS;
+  /** Counted as the database being out of reach (a metric); contention is not an outage. */
+  readonly outage: boolean = true;
 
   constructor(options?: { cause?: unknown }, message = 'The database is unavailable; try again shortly') {
     super(message, options);
@@ -61,16 +63,6 @@ export class ClientGoneError extends DomainError {
   }
 }
 
-/** Every id the counter handed out was taken: a bug or a badly broken counter, not a client error. */
-export class IdAllocationError extends DomainError {
-  readonly code = 'INTERNAL_SERVER_ERROR';
-  readonly expected = false;
-
-  constructor(attempts: number) {
-    super(`could not allocate a unique pet id in ${attempts} attempts`);
-  }
-}
-
 /**
  * The stored pet with this id does not fit the domain's shape (written by hand or by an older
  * version). Only this pet fails; the message is safe for clients, the problem is for the log.
@@ -98,15 +90,19 @@ export class PetIdTakenError extends DomainError {
 }
 
 /**
- * An idempotent create found its allocated id taken by other creates MAX_ID_MOVES times in a row: ids
- * are contended on a counter that is not atomic. Nothing was stored under the key's record; a retry
- * with the same key is safe, so it is a 503 to retry, not a 500.
+ * A create found each id it was given taken by other creates, every attempt in a row: ids are
+ * contended on a counter that is not atomic (FerretDB shared by instances). Nothing was stored, so
+ * it is a 503 to retry (with the same Idempotency-Key, when one was sent), not a 500.
  */
 export class PetIdsContendedError extends DatabaseUnavailableError {
   override readonly retryAfterSeconds: number = 1;
+  override readonly outage: boolean = false;
 
-  constructor(readonly petId: number) {
-    super(undefined, 'Pet ids are contended by concurrent creates; retry with the same Idempotency-Key');
+  constructor(readonly attempts: number) {
+    super(
+      undefined,
+      'Pet ids are contended by concurrent creates; nothing was stored: retry (with the same Idempotency-Key, if any)',
+    );
   }
 }
 

@@ -107,7 +107,7 @@ describe('a create with a key, after its own writes', () => {
       code: 'SERVICE_UNAVAILABLE',
       http: { status: 503, headers: { 'Retry-After': '1' } },
     });
-    expect(answer.message).toMatch(/retry with the same Idempotency-Key/);
+    expect(answer.message).toMatch(/nothing was stored: retry \(with the same Idempotency-Key/);
   });
 
   it('follows a record another request moved first, so the two store one pet', () => {

@@ -43,7 +43,7 @@ export function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promi
 export function createDatabaseCalls(deadlineMs: number, onDatabaseUnavailable?: (operation: string) => void) {
   return <T>(operation: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> =>
     withDeadline(deadlineMs, (signal) => translated(work(signal))).catch((error: unknown) => {
-      if (error instanceof DatabaseUnavailableError) onDatabaseUnavailable?.(operation);
+      if (error instanceof DatabaseUnavailableError && error.outage) onDatabaseUnavailable?.(operation);
       throw error;
     });
 }

@@ -7,7 +7,7 @@ import {
 } from '../errors.ts';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
-import { decideNext, fingerprintOf, type Next, type Observation } from './idempotency-decision.ts';
+import { decideNext, fingerprintOf, MAX_ID_MOVES, type Next, type Observation } from './idempotency-decision.ts';
 import { type IdempotencyRecord, type IdempotencyStore, idempotencyRecordId } from './idempotency-store.ts';
 
 export { fingerprintOf };
@@ -92,7 +92,7 @@ function stepsOf(
       case 'refuse-in-use':
         throw new IdempotencyKeyInUseError(step.retryAfterSeconds);
       case 'fail-id-taken':
-        throw new PetIdsContendedError(step.petId);
+        throw new PetIdsContendedError(MAX_ID_MOVES);
     }
   };
 }

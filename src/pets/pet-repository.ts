@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { createDatabaseCalls, DATABASE_DEADLINE_MS, withSignal } from '../db/deadline.ts';
 import { isDuplicateKey } from '../db/driver-errors.ts';
-import { ClientGoneError, CorruptPetError, IdAllocationError, PetIdTakenError } from '../errors.ts';
+import { ClientGoneError, CorruptPetError, PetIdsContendedError, PetIdTakenError } from '../errors.ts';
 import type { NewPet, Pet, PetPage, PetPageQuery } from './pet.ts';
 import {
   describeId,
@@ -121,7 +121,7 @@ async function insertWithFreshId(pets: Collection<PetDocument>, ids: PetIds, { n
       await ids.recoverFromCollision(signal);
     }
   }
-  throw new IdAllocationError(MAX_ID_ATTEMPTS);
+  throw new PetIdsContendedError(MAX_ID_ATTEMPTS);
 }
 
 export function createMongoPetRepository(db: Db, options: PetRepositoryOptions): MongoPetRepository {
