@@ -1,7 +1,7 @@
 import { GraphQLError, type ValidationRule } from 'graphql';
 
 /**
- * An operation whose type the schema has no root for (a subscription here) is a validation error,
+ * An operation whose type the schema has no root for is a validation error,
  * as graphql-js 17's KnownOperationTypesRule makes it; graphql-js 16 lets it through to execution,
  * which throws.
  */

@@ -1,6 +1,6 @@
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createGraphQLError } from '@graphql-tools/utils';
-import { type DocumentNode, type GraphQLError, Kind } from 'graphql';
+import { type DocumentNode, GraphQLError, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { operationShapes, type Shape } from './document-limits.ts';
 import { MAX_ERRORS, tooManyErrors } from './error-limit.ts';
@@ -97,6 +97,19 @@ function withOurAbortEntries(errors: readonly GraphQLError[]): readonly GraphQLE
 }
 
 /**
+ * graphql-js 16's SingleFieldSubscriptionsRule reads `@include(if: $b)` without variable values and
+ * throws: a validation error like the others (with its code), not an error without one.
+ */
+function thrownAsErrors(validate: () => ReadonlyArray<GraphQLError>): ReadonlyArray<GraphQLError> {
+  try {
+    return validate();
+  } catch (error) {
+    if (error instanceof GraphQLError) return [error];
+    throw error;
+  }
+}
+
+/**
  * Refuses documents over the limits before graphql-js's rules (or any walk after them) run: their
  * shapes are worked out once per document, in time linear in its size, and stand in for GraphQL
  * Armor's depth, alias, directive and cost rules, which count a fragment spread differently from
@@ -112,7 +125,9 @@ const useShapeLimits = (): Plugin => ({
     if (problem) return setResult([problem]);
     // graphql-js stops at maxErrors and adds one "Too many validation errors" entry.
     setValidationFn((schema, document, rules, options, typeInfo) =>
-      withOurAbortEntries(validateFn(schema, document, rules, { ...options, maxErrors: MAX_ERRORS }, typeInfo)),
+      withOurAbortEntries(
+        thrownAsErrors(() => validateFn(schema, document, rules, { ...options, maxErrors: MAX_ERRORS }, typeInfo)),
+      ),
     );
   },
 });
