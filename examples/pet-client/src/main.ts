@@ -1,7 +1,8 @@
-import { CreatePetMutation, GetPetQuery, ListPetsQuery } from './operations.ts';
+import { CreatePetMutation, GetPetQuery, ListPetsQuery, PetCreatedSubscription } from './operations.ts';
 import { createPetClient, PetClientError } from './pet-client.ts';
 
-// Adds a pet, reads it back by id, lists the first page: three published documents, no query text.
+// Subscribes to new pets, adds one, reads it back by id, lists the first page: published documents
+// only, no query text. PETSTORE_AFTER (a cursor this printed before) resumes: the pets stored since come first.
 const url = process.env.PETSTORE_URL ?? 'http://127.0.0.1:4000/graphql';
 const apiKey = process.env.PETSTORE_API_KEY;
 if (!apiKey) {
@@ -11,10 +12,17 @@ if (!apiKey) {
 
 const client = createPetClient({ url, apiKey });
 try {
+  const signal = AbortSignal.timeout(10_000); // never wait for ever on the event below
+  const events = await client.subscribe(PetCreatedSubscription, { after: process.env.PETSTORE_AFTER }, { signal });
   const { createPet } = await client.execute(CreatePetMutation, {
     input: { name: `Rex ${new Date().toISOString()}`, categoryId: 1, status: 'AVAILABLE' },
   });
   console.log('created', createPet);
+  for await (const { petCreated } of events) {
+    console.log('event', petCreated.pet, `resume with PETSTORE_AFTER=${petCreated.cursor}`);
+    if (petCreated.pet.id === createPet.id) break; // leaving the loop closes the stream
+  }
+  if (signal.aborted) console.warn('the new pet was not delivered within 10 s');
   const { pet } = await client.execute(GetPetQuery, { id: createPet.id });
   console.log('read back', pet);
   const { petsConnection } = await client.execute(ListPetsQuery, { first: 5 });

@@ -42,3 +42,15 @@ export const CreatePetMutation = graphql(/* GraphQL */ `
     }
   }
 `);
+
+// Served over SSE by documentId like the others; `after` (a cursor from an earlier event) resumes.
+export const PetCreatedSubscription = graphql(/* GraphQL */ `
+  subscription PetCreated($status: PetStatus, $after: String) {
+    petCreated(status: $status, after: $after) {
+      cursor
+      pet {
+        ...PetFields
+      }
+    }
+  }
+`);

@@ -18,12 +18,14 @@ type Documents = {
     "\n  query ListPets($first: Int, $status: PetStatus) {\n    petsConnection(first: $first, status: $status) {\n      nodes {\n        ...PetFields\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": typeof types.ListPetsDocument,
     "\n  query GetPet($id: ID!) {\n    pet(id: $id) {\n      ...PetFields\n    }\n  }\n": typeof types.GetPetDocument,
     "\n  mutation CreatePet($input: NewPet!) {\n    createPet(input: $input) {\n      ...PetFields\n    }\n  }\n": typeof types.CreatePetDocument,
+    "\n  subscription PetCreated($status: PetStatus, $after: String) {\n    petCreated(status: $status, after: $after) {\n      cursor\n      pet {\n        ...PetFields\n      }\n    }\n  }\n": typeof types.PetCreatedDocument,
 };
 const documents: Documents = {
     "\n  fragment PetFields on Pet {\n    id\n    name\n    categoryId\n    status\n  }\n": types.PetFieldsFragmentDoc,
     "\n  query ListPets($first: Int, $status: PetStatus) {\n    petsConnection(first: $first, status: $status) {\n      nodes {\n        ...PetFields\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n    }\n  }\n": types.ListPetsDocument,
     "\n  query GetPet($id: ID!) {\n    pet(id: $id) {\n      ...PetFields\n    }\n  }\n": types.GetPetDocument,
     "\n  mutation CreatePet($input: NewPet!) {\n    createPet(input: $input) {\n      ...PetFields\n    }\n  }\n": types.CreatePetDocument,
+    "\n  subscription PetCreated($status: PetStatus, $after: String) {\n    petCreated(status: $status, after: $after) {\n      cursor\n      pet {\n        ...PetFields\n      }\n    }\n  }\n": types.PetCreatedDocument,
 };
 
 /**
@@ -56,6 +58,10 @@ export function graphql(source: "\n  query GetPet($id: ID!) {\n    pet(id: $id) 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation CreatePet($input: NewPet!) {\n    createPet(input: $input) {\n      ...PetFields\n    }\n  }\n"): (typeof documents)["\n  mutation CreatePet($input: NewPet!) {\n    createPet(input: $input) {\n      ...PetFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription PetCreated($status: PetStatus, $after: String) {\n    petCreated(status: $status, after: $after) {\n      cursor\n      pet {\n        ...PetFields\n      }\n    }\n  }\n"): (typeof documents)["\n  subscription PetCreated($status: PetStatus, $after: String) {\n    petCreated(status: $status, after: $after) {\n      cursor\n      pet {\n        ...PetFields\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
