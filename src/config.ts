@@ -111,8 +111,10 @@ const envSchema = z
     SUBSCRIPTION_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     // How long pets beyond a missing id are held back for it (ids are taken before the insert).
     SUBSCRIPTION_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
-    // WebSocket pings: below proxies' idle timeouts; a peer silent for two of them is cut.
+    // WebSocket pings: below proxies' idle timeouts; a peer that has not answered one by the next is cut.
     WEBSOCKET_PING_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),
+    // WebSockets not yet authenticated (each waits at most 3 s for connection_init): upgrades past it get 503.
+    MAX_PENDING_WEBSOCKETS: z.coerce.number().int().min(1).max(1_000_000).default(100),
     IDEMPOTENCY_RETENTION_HOURS: z.coerce
       .number()
       .int()

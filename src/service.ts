@@ -90,13 +90,18 @@ function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimi
 }
 
 /** The keys (configured, and issued ones read from the store) and what checks them: the edge and WebSockets. */
-function createKeys({ config, stores, logger, metrics }: ServiceDependencies, rateLimits: RateLimits) {
+function createKeys(
+  { config, stores, logger, metrics }: ServiceDependencies,
+  rateLimits: RateLimits,
+  onKeysGone: (keyIds: string[]) => void,
+) {
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({
     ring: keyRing,
     store: stores.issuedKeys,
     logger,
     onDatabaseError: metrics.countDatabaseError,
+    onKeysGone,
   });
   const keyCheck: AuthenticationOptions = {
     verifyApiKey: keyRing.verify,
@@ -115,12 +120,21 @@ function createGraphQLWebSockets(
   return createWebSockets({
     fetchGraphQL: parts.fetchGraphQL,
     checkKey: createKeyCheck(parts.keyCheck),
-    rateLimits: parts.keyCheck.rateLimits,
     ...{ metrics, logger, cors: parts.cors },
     accessLog: createAccessLog(logger),
     maxPayloadBytes: config.MAX_GRAPHQL_BODY_BYTES,
     pingMs: config.WEBSOCKET_PING_MS,
+    limits: {
+      maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY,
+      maxTotal: config.MAX_SUBSCRIPTIONS,
+      maxPending: config.MAX_PENDING_WEBSOCKETS,
+    },
   });
+}
+
+/** A revoked key's open streams end, SSE and WebSocket alike. */
+function endKeys(keyIds: string[], ...streams: { endKey(keyId: string): void }[]): void {
+  for (const keyId of keyIds) for (const each of streams) each.endKey(keyId);
 }
 
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
@@ -130,7 +144,10 @@ export function createService(dependencies: ServiceDependencies): Service {
   const { rateLimits } = limits;
   const restBasePath = config.REST_BASE_PATH;
   const { execution, subscriptions } = createExecution(dependencies, rateLimits);
-  const { keyRing, keySync, keyCheck } = createKeys(dependencies, rateLimits);
+  // Keys are read asynchronously: websockets exist by then.
+  const { keyRing, keySync, keyCheck } = createKeys(dependencies, rateLimits, (ids) =>
+    endKeys(ids, subscriptions, websockets),
+  );
   const sendMetrics = createMetricsHandler(metrics, logger);
   const drain = createDrain();
   const { routes, fallback } = createRoutes({

@@ -33,8 +33,8 @@ const MAX_REMEMBERED = 1_024;
 
 export interface KeyRing {
   verify: ApiKeyVerifier;
-  /** Replaces the issued keys (from the apiKeys collection); the configured ones stay. */
-  setIssuedKeys(keys: readonly ActiveKey[]): void;
+  /** Replaces the issued keys (from the apiKeys collection); the configured ones stay. Returns the ids gone. */
+  setIssuedKeys(keys: readonly ActiveKey[]): string[];
   /** The last use of each issued key since the previous call, and forgets them. */
   takeLastUses(): Map<string, Date>;
   /** Whether any key known here would authenticate now (one not past its expiry). */
@@ -107,12 +107,15 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return accept(known);
   }
 
-  function setIssuedKeys(keys: readonly ActiveKey[]): void {
+  function setIssuedKeys(keys: readonly ActiveKey[]): string[] {
     const fingerprint = fingerprintOf(keys);
-    if (fingerprint === issuedFingerprint) return;
+    if (fingerprint === issuedFingerprint) return [];
     issuedFingerprint = fingerprint;
+    const before = issued;
     issued = issuedByDigest(keys);
     remembered.clear();
+    const kept = new Set([...issued.values()].map((known) => known.keyId));
+    return [...before.values()].map((known) => known.keyId).filter((keyId) => !kept.has(keyId));
   }
 
   function takeLastUses(): Map<string, Date> {

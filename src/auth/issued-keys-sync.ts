@@ -28,12 +28,17 @@ export function syncIssuedKeys(options: {
   store: IssuedKeySource;
   logger: Logger;
   onDatabaseError?: (operation: string) => void;
+  /** Issued keys no longer active (revoked, or gone from the collection): their open streams end. */
+  onKeysGone?: (keyIds: string[]) => void;
   refreshMs?: number;
   flushMs?: number;
 }): IssuedKeysSync {
   const { ring, store, logger } = options;
   const reads = startRefreshLoop({
-    refresh: async () => ring.setIssuedKeys(await store.active()),
+    refresh: async () => {
+      const gone = ring.setIssuedKeys(await store.active());
+      if (gone.length > 0) options.onKeysGone?.(gone);
+    },
     intervalMs: options.refreshMs ?? ISSUED_KEYS_REFRESH_MS,
     logger,
     what: 'the issued API keys',

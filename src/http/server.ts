@@ -60,14 +60,43 @@ export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffe
 /** Sockets handed over on `upgrade` (WebSockets): closeAllConnections does not reach them, the drain must. */
 const upgradedSockets = new WeakMap<Server, Set<Duplex>>();
 
-/** Hands `upgrade` requests to `upgrade` (without a listener Node gives them to the request listener). */
+const isWebSocketUpgrade = (req: IncomingMessage) =>
+  (req.headers.upgrade ?? '').split(',').some((protocol) => protocol.trim().toLowerCase() === 'websocket');
+
+/** What asks for the other protocol: dropped when the request is parsed again as plain HTTP/1.1. */
+const UPGRADE_HEADERS = new Set(['upgrade', 'connection', 'http2-settings']);
+
+/**
+ * A request asking for another protocol (`Upgrade: h2c` from `curl --http2 http://`, Java's
+ * HttpClient) is answered over HTTP/1.1 as if it had not asked (RFC 9110 §7.8 lets a server ignore
+ * Upgrade): its head is written back, without the upgrade headers, in front of what followed it on
+ * the socket, and the socket is handed to the server as a new connection (node:http's documented
+ * 'connection' injection), which parses it as any request: its body, keep-alive, deadlines, the
+ * edge's request id and access-log line.
+ */
+function serveWithoutUpgrade(http: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+  const raw = req.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index] as string;
+    if (!UPGRADE_HEADERS.has(name.toLowerCase())) lines.push(`${name}: ${raw[index + 1]}`);
+  }
+  socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
+  http.emit('connection', socket);
+}
+
+/**
+ * Hands WebSocket upgrade requests to `upgrade` (without a listener Node gives them to the request
+ * listener); any other `Upgrade` is served as a plain request.
+ */
 export function acceptUpgrades(http: Server, upgrade: UpgradeListener): void {
   const sockets = new Set<Duplex>();
   upgradedSockets.set(http, sockets);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    upgrade(req, socket, head);
+    if (isWebSocketUpgrade(req)) upgrade(req, socket, head);
+    else serveWithoutUpgrade(http, req, socket, head);
   });
 }
 

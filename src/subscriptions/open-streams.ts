@@ -40,6 +40,7 @@ export interface SlotObserver {
 }
 
 interface OpenSlot {
+  readonly keyId: string;
   readonly controller: AbortController;
   readonly slot: StreamSlot;
   readonly cut: () => void;
@@ -103,7 +104,6 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
   const open = new Set<OpenSlot>();
   let shuttingDown = false;
   let cutTimer: NodeJS.Timeout | undefined;
-
   function release(keyId: string, entry: OpenSlot): void {
     open.delete(entry);
     perKey.remove(keyId);
@@ -128,6 +128,7 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
       }
       const controller = new AbortController();
       const entry: OpenSlot = {
+        keyId,
         controller,
         slot: slotOf(controller, metrics, observer, () => release(keyId, entry)),
         cut: () => observer.cut(),
@@ -148,6 +149,10 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
       for (const { controller } of [...open]) controller.abort('shutdown');
       // Unref'd: a stopping process never waits for this timer, only for its streams.
       if (open.size > 0) cutTimer = setTimeout(cutEach, STREAM_CUT_AFTER_MS, open).unref();
+    },
+    /** The key was revoked: its streams end now (SSE `complete`); the client's next subscribe gets 401. */
+    endKey(keyId: string): void {
+      for (const entry of [...open]) if (entry.keyId === keyId) entry.slot.end('revoked');
     },
     get size(): number {
       return open.size;

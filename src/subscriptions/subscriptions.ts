@@ -45,6 +45,8 @@ export function createSubscriptions({ config, pets, logger, metrics }: Subscript
      * and new ones are refused: the instance is stopping.
      */
     endStreams: () => streams.endAll(),
+    /** The key was revoked: its streams end. */
+    endKey: (keyId: string) => streams.endKey(keyId),
     close: async () => {
       streams.endAll();
       await feed.close();

@@ -7,12 +7,13 @@ import { GRAPHQL_ENDPOINT } from '../yoga.ts';
 
 const NO_SCOPES: Scopes = new Set();
 
-/** What the connection's `connection_init` authenticated: every operation on it runs as this key. */
+/**
+ * What the connection's `connection_init` authenticated. Each operation checks `authorization` again
+ * (a key revoked, expired or narrowed since applies at once); `keyId` counts the key's connections.
+ */
 export interface ConnectionKey {
   keyId: string;
-  scopes: Scopes;
-  arbitraryDocuments: boolean;
-  clientAddress: string;
+  authorization: string;
 }
 
 /**
@@ -38,10 +39,7 @@ export class WebSocketOperation implements ExecutionExchange {
     /** The upgrade request: the access log's method and path, the client address. */
     readonly req: IncomingMessage,
     readonly id: string,
-    key?: ConnectionKey,
-  ) {
-    if (key) Object.assign(this, key);
-  }
+  ) {}
 
   setResponseHeader(): void {}
 
@@ -92,7 +90,13 @@ function frameOf(frame: string): ExecutionResult | 'complete' | undefined {
     else if (line.startsWith('data:')) data += line.slice(5).trimStart();
   }
   if (event === 'complete') return 'complete';
-  return event === 'next' && data ? (JSON.parse(data) as ExecutionResult) : undefined;
+  if (event !== 'next' || !data) return undefined;
+  try {
+    return JSON.parse(data) as ExecutionResult;
+  } catch {
+    // Not what Yoga writes: the stream ends (its slot released) rather than hang or throw past `return()`.
+    return 'complete';
+  }
 }
 
 /**

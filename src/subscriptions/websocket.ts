@@ -5,26 +5,27 @@ import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { AccessLog } from '../edge/access-log.ts';
 import type { KeyCheck, KeyedExchange } from '../edge/authenticate.ts';
-import { allowedOrigin, type CorsPolicy } from '../edge/cors.ts';
-import type { RateLimits } from '../edge/rate-limits.ts';
+import type { CorsPolicy } from '../edge/cors.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { GRAPHQL_ENDPOINT } from '../yoga.ts';
-import type { ConnectionKey } from './websocket-operation.ts';
+import { type ConnectionLimits, createConnectionCounts } from './websocket-connections.ts';
+import type { ConnectionKey, WebSocketOperation } from './websocket-operation.ts';
 import { createWebSocketOperations, type GraphQLFetch } from './websocket-operations.ts';
+import { refuseUpgrade, upgradeRefusal } from './websocket-upgrade.ts';
 
 export interface WebSocketsOptions {
   /** Yoga's own request handling: every operation runs through it as an SSE or JSON request would. */
   fetchGraphQL: GraphQLFetch;
+  /** The edge's key check: at `connection_init`, and again for each operation (a revoked key stops at once). */
   checkKey: (exchange: KeyedExchange, authorization: string | null) => KeyCheck;
-  rateLimits: RateLimits;
   metrics: Metrics;
   accessLog: AccessLog;
   logger: Logger;
   cors: CorsPolicy | undefined;
   /** Largest message taken (MAX_GRAPHQL_BODY_BYTES, as for a POST): ws closes with 1009 beyond it. */
   maxPayloadBytes: number;
-  /** How often each socket is pinged; one that answered none of two pings is cut. */
+  /** How often each socket is pinged; one that has not answered a ping by the next is cut. */
   pingMs: number;
+  limits: ConnectionLimits;
 }
 
 /** What graphql-ws hands our hooks for one connection. */
@@ -33,6 +34,8 @@ export interface ConnectionExtra {
   request: IncomingMessage;
   /** Set once `connection_init` brought a key that authenticated. */
   key?: ConnectionKey;
+  /** Its operations under way: each is finished when the socket closes, whatever graphql-ws still knows of it. */
+  operations: Set<WebSocketOperation>;
 }
 
 export type ConnectionContext = Context<Record<string, unknown> | undefined, ConnectionExtra>;
@@ -41,27 +44,9 @@ export type ConnectionContext = Context<Record<string, unknown> | undefined, Con
 const CLOSE_GRACE_MS = 1_000;
 
 /**
- * A browser's page may open the socket from our own origin (GraphiQL) or one CORS_ORIGINS lists,
- * as it may call /graphql; clients that are not browsers send no Origin. Browsers do not apply CORS
- * to WebSockets, so without this any site a key's holder visits could use a key it holds.
+ * ws-level pings: proxies see traffic, and a peer that has not answered a ping by the time of the
+ * next one (gone, or not reading) is cut: one that falls silent is cut within two intervals.
  */
-function originAllowed(req: IncomingMessage, cors: CorsPolicy | undefined): boolean {
-  const origin = req.headers.origin;
-  if (origin === undefined || allowedOrigin(cors, req) !== undefined) return true;
-  return URL.canParse(origin) && new URL(origin).host === req.headers.host;
-}
-
-/** Why the upgrade is refused (its status line), or undefined: only /graphql, from an allowed origin. */
-function upgradeRefusal(req: IncomingMessage, cors: CorsPolicy | undefined): string | undefined {
-  if ((req.url ?? '').split('?', 1)[0] !== GRAPHQL_ENDPOINT) return '404 Not Found';
-  return originAllowed(req, cors) ? undefined : '403 Forbidden';
-}
-
-function refuseUpgrade(socket: Duplex, statusLine: string): void {
-  socket.end(`HTTP/1.1 ${statusLine}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-}
-
-/** ws-level pings: proxies see traffic, and a peer that answers none of two pings (gone, or not reading) is cut. */
 function keepAlive(socket: WebSocket, pingMs: number): void {
   let answered = true;
   socket.on('pong', () => {
@@ -77,13 +62,20 @@ function keepAlive(socket: WebSocket, pingMs: number): void {
 
 type ProtocolServer = ReturnType<typeof makeServer<Record<string, unknown> | undefined, ConnectionExtra>>;
 
+/**
+ * Replies waiting for a peer that does not read (graphql-ws answers each `ping` with its payload,
+ * even before `connection_init`) are bounded: past twice the largest message, the socket is cut.
+ */
+const unread = (socket: WebSocket, maxPayloadBytes: number) => socket.bufferedAmount > 2 * maxPayloadBytes;
+
 /** A socket handed to graphql-ws's protocol server: its messages, sends and closes, kept alive by pings. */
 function opened(
   server: ProtocolServer,
-  socket: WebSocket,
-  request: IncomingMessage,
-  { logger, pingMs }: Pick<WebSocketsOptions, 'logger' | 'pingMs'>,
+  extra: ConnectionExtra,
+  { logger, pingMs, maxPayloadBytes }: Pick<WebSocketsOptions, 'logger' | 'pingMs' | 'maxPayloadBytes'>,
+  onClosed: () => void,
 ): void {
+  const { socket } = extra;
   const closed = server.opened(
     {
       protocol: socket.protocol,
@@ -95,18 +87,22 @@ function opened(
       close: (code, reason) => socket.close(code, reason),
       onMessage: (handle) =>
         socket.on('message', (data) => {
+          if (unread(socket, maxPayloadBytes)) return void socket.terminate();
           handle(String(data)).catch((error: unknown) => {
             logger.error({ err: error }, 'unexpected error on a GraphQL WebSocket');
             socket.close(CloseCode.InternalServerError, 'Internal server error');
           });
         }),
     },
-    { socket, request },
+    extra,
   );
   keepAlive(socket, pingMs);
   // A message over maxPayload, a bad frame: ws closes the socket itself (1009, 1002); nothing to answer.
   socket.on('error', (error) => logger.info({ err: error }, 'GraphQL WebSocket closed on a protocol error'));
-  socket.once('close', (code, reason) => void closed(code, String(reason)));
+  socket.once('close', (code, reason) => {
+    void closed(code, String(reason));
+    onClosed();
+  });
 }
 
 /**
@@ -115,8 +111,9 @@ function opened(
  * `connection_init`; each operation then runs through Yoga (websocket-operations.ts).
  */
 export function createWebSockets(options: WebSocketsOptions) {
-  const { cors } = options;
-  const operations = createWebSocketOperations(options);
+  const { cors, accessLog } = options;
+  const connections = createConnectionCounts(options.limits);
+  const operations = createWebSocketOperations(options, connections);
   const server = makeServer<Record<string, unknown> | undefined, ConnectionExtra>(operations.hooks);
   const wss = new WebSocketServer({
     noServer: true,
@@ -129,10 +126,18 @@ export function createWebSockets(options: WebSocketsOptions) {
     /** node:http's `upgrade`: /graphql from an allowed origin becomes a WebSocket; anything else is refused. */
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
       socket.on('error', () => socket.destroy());
-      const refusal = closing ? '503 Service Unavailable' : upgradeRefusal(req, cors);
-      if (refusal) refuseUpgrade(socket, refusal);
-      else wss.handleUpgrade(req, socket, head, (ws) => opened(server, ws, req, options));
+      const refusal = closing || connections.full() ? 503 : upgradeRefusal(req, cors);
+      if (refusal) refuseUpgrade(req, socket, refusal, accessLog);
+      else
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          connections.opened(ws);
+          const extra: ConnectionExtra = { socket: ws, request: req, operations: new Set() };
+          // graphql-ws forgets an operation whose id was reused while it started: ours end with the socket.
+          opened(server, extra, options, () => operations.connectionClosed(extra));
+        });
     },
+    /** The key was revoked: its connections close with 4401 (their streams end with them). */
+    endKey: connections.endKey,
     /**
      * The instance is stopping: new sockets are refused, every socket closes with 1001 (graphql-ws
      * clients reconnect, elsewhere) once its subscriptions have sent `complete` (the streams' slots

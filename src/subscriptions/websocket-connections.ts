@@ -1,0 +1,64 @@
+import { CloseCode } from 'graphql-ws';
+import type { WebSocket } from 'ws';
+
+export interface ConnectionLimits {
+  /** Acknowledged connections one API key may hold on this instance (MAX_SUBSCRIPTIONS_PER_KEY). */
+  maxPerKey: number;
+  /** Open sockets on this instance, acknowledged or not (MAX_SUBSCRIPTIONS). */
+  maxTotal: number;
+  /** Sockets still waiting for their `connection_init` (MAX_PENDING_WEBSOCKETS). */
+  maxPending: number;
+}
+
+/** Why an acknowledged connection is refused: the key holds its limit of them already. */
+export const tooManyForKey = (maxPerKey: number) =>
+  `Too many WebSocket connections for this API key (${maxPerKey} on this instance): send several operations over one`;
+
+/**
+ * The GraphQL WebSockets of this instance, counted: the ones not yet acknowledged (each may last
+ * graphql-ws's connectionInitWaitTimeout), all of them, and the acknowledged ones per key, so that
+ * neither a key nor a flood of idle upgrades holds sockets without bound.
+ */
+export function createConnectionCounts({ maxPerKey, maxTotal, maxPending }: ConnectionLimits) {
+  const all = new Set<WebSocket>();
+  const pending = new Set<WebSocket>();
+  const perKey = new Map<string, Set<WebSocket>>();
+  const keyOf = new Map<WebSocket, string>();
+
+  function forget(socket: WebSocket): void {
+    all.delete(socket);
+    pending.delete(socket);
+    const keyId = keyOf.get(socket);
+    if (keyId === undefined) return;
+    keyOf.delete(socket);
+    const sockets = perKey.get(keyId);
+    if (sockets?.delete(socket) && sockets.size === 0) perKey.delete(keyId);
+  }
+
+  return {
+    /** Whether another upgrade is taken: none past the instance's sockets or its pending ones (503). */
+    full: () => all.size >= maxTotal || pending.size >= maxPending,
+    /** A socket was opened: it waits for its `connection_init`. */
+    opened(socket: WebSocket): void {
+      all.add(socket);
+      pending.add(socket);
+      socket.once('close', () => forget(socket));
+    },
+    /** `keyId` authenticated the socket: true when the key may hold one more connection. */
+    acknowledge(socket: WebSocket, keyId: string): boolean {
+      pending.delete(socket);
+      const sockets = perKey.get(keyId) ?? new Set<WebSocket>();
+      if (sockets.size >= maxPerKey || !all.has(socket)) return false;
+      sockets.add(socket);
+      perKey.set(keyId, sockets);
+      keyOf.set(socket, keyId);
+      return true;
+    },
+    /** The key is no longer valid: each of its connections closes with 4401 (final for graphql-ws clients). */
+    endKey(keyId: string): void {
+      for (const socket of perKey.get(keyId) ?? []) socket.close(CloseCode.Unauthorized, 'The API key was revoked');
+    },
+  };
+}
+
+export type ConnectionCounts = ReturnType<typeof createConnectionCounts>;
