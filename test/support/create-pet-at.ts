@@ -1,0 +1,13 @@
+// Creating a pet on a service process known only by its origin (no TestServer to hand).
+import { expect } from 'vitest';
+
+/** POSTs a pet named `name` to `${origin}/v1/pets` with `headers` (the key); expects 201, returns the id. */
+export async function createPetAt(origin: string, headers: Record<string, string>, name: string): Promise<number> {
+  const created = await fetch(`${origin}/v1/pets`, {
+    method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name, categoryId: 1 }),
+  });
+  expect(created.status).toBe(201);
+  return ((await created.json()) as { id: number }).id;
+}
