@@ -1,66 +1,37 @@
-import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createApiKeyStore } from '../src/auth/api-key-store.ts';
-import type { Scope } from '../src/auth/scopes.ts';
-import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeCursor } from '../src/pets/cursor.ts';
 import { capturingLogger, type LogLine } from './support/capturing-logger.ts';
 import { sampleIn } from './support/metric-sample.ts';
+import {
+  bearer,
+  createPet,
+  DELIVERY_MS,
+  type Delivered,
+  expectDelivered,
+  issueKey,
+  openStreams,
+  PET_CREATED,
+  PET_CREATED_ID,
+  publishPetCreated,
+  WAIT,
+} from './support/pet-created.ts';
 import { type GraphQLResult, type SseStream, type SubscribeOptions, subscribeSse } from './support/sse.ts';
-import { API_KEY, AUTH, OTHER_API_KEY, startTestServer, type TestServer } from './support/test-server.ts';
+import { API_KEY, AUTH, OTHER_API_KEY, type TestServer, useTestServer } from './support/test-server.ts';
 
-const PET_CREATED = `subscription PetCreated($status: PetStatus, $after: String) {
-  petCreated(status: $status, after: $after) { cursor pet { id name status } }
-}`;
-/** How long a pet created over REST may take to reach a subscriber (issue 31). */
-const DELIVERY_MS = 1_000;
-const WAIT = { timeout: 5_000, interval: 50 };
-
-interface Delivered {
-  cursor: string;
-  pet: { id: string; name: string; status: string | null };
-}
-
-function deliveredIn(result: GraphQLResult): Delivered {
-  expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
-  return (result.data as { petCreated: Delivered }).petCreated;
-}
 const codeOf = (result: GraphQLResult) => result.errors?.[0]?.extensions?.code;
-
-async function createPet(server: TestServer, name: string, status?: string): Promise<number> {
-  const response = await server.request
-    .post(`${server.restBasePath}/pets`)
-    .set(AUTH)
-    .send({ name, categoryId: 1, ...(status ? { status } : {}) });
-  expect(response.status, JSON.stringify(response.body)).toBe(201);
-  return response.body.id as number;
-}
-
-const keyOf = (key: string) => ({ Authorization: `Bearer ${key}` });
 
 function open(server: TestServer, options: Partial<SubscribeOptions> = {}): Promise<SseStream> {
   return subscribeSse(server.baseUrl, { query: PET_CREATED, headers: AUTH, ...options });
 }
 
-async function openStreams(server: TestServer): Promise<number> {
-  return sampleIn(await server.metrics.scrape.text(), 'graphql_subscriptions_open');
-}
-
 /** The next event is this pet, within DELIVERY_MS. */
 async function expectPet(stream: SseStream, id: number): Promise<Delivered> {
-  const delivered = deliveredIn(await stream.nextResult(DELIVERY_MS));
-  expect(delivered.pet.id).toBe(String(id));
-  expect(delivered.cursor).toBe(encodeCursor(id));
-  return delivered;
+  return expectDelivered(await stream.nextResult(DELIVERY_MS), id);
 }
 
 describe('petCreated over SSE', () => {
-  let server: TestServer;
   const { logger, lines } = capturingLogger();
-  beforeAll(async () => {
-    server = await startTestServer({ logger });
-  });
-  afterAll(() => server.close());
+  const server = useTestServer({ logger });
 
   it('when three pets are created over REST, then a subscriber gets each, in order, within 1 s', async () => {
     const stream = await open(server);
@@ -179,7 +150,7 @@ describe('petCreated over SSE', () => {
   });
 
   it('a key without pets:read is refused with 403 FORBIDDEN, whichever way it asks', async () => {
-    const auth = await issueKey(server, ['pets:write']);
+    const auth = bearer(await issueKey(server, ['pets:write']));
     for (const method of ['POST', 'GET'] as const) {
       const stream = await open(server, { headers: auth, method });
       expect(stream.status).toBe(403);
@@ -201,7 +172,7 @@ describe('petCreated over SSE', () => {
       expect(result.errors?.[0]?.extensions?.limit).toBe('per_key');
       expect(result.errors?.[0]?.message).toMatch(/10 subscriptions/);
       // Another key is not held back by this one's streams.
-      const other = await open(server, { headers: keyOf(OTHER_API_KEY) });
+      const other = await open(server, { headers: bearer(OTHER_API_KEY) });
       expect(other.status).toBe(200);
       other.close();
       streams.pop()?.close();
@@ -225,48 +196,22 @@ function lineOf(lines: LogLine[], stream: SseStream): LogLine | undefined {
   return lines.find((line) => line.reqId === reqId && line.msg !== undefined && 'ms' in line);
 }
 
-async function issueKey(
-  server: TestServer,
-  scopes?: Scope[],
-  allowArbitraryDocuments = true,
-): Promise<Record<string, string>> {
-  const { key } = await createApiKeyStore(server.database.db).issue({
-    name: 'subscriber',
-    allowArbitraryDocuments,
-    ...(scopes ? { scopes } : {}),
-  });
-  const auth = keyOf(key);
-  // Issued keys are read every few seconds.
-  await vi.waitFor(
-    async () => expect((await server.request.get(`${server.restBasePath}/pets`).set(auth)).status).not.toBe(401),
-    {
-      timeout: 10_000,
-      interval: 100,
-    },
-  );
-  return auth;
-}
-
 describe('the instance limit (MAX_SUBSCRIPTIONS) and the end of streams', () => {
-  let server: TestServer;
   const { logger, lines } = capturingLogger();
-  beforeAll(async () => {
-    server = await startTestServer({ logger, env: { MAX_SUBSCRIPTIONS: '2' } });
-  });
-  afterAll(() => server.close());
+  const server = useTestServer({ logger, env: { MAX_SUBSCRIPTIONS: '2' } });
 
   it('beyond the instance limit, any key is refused with 429 TOO_MANY_SUBSCRIPTIONS (instance)', async () => {
     const first = await open(server);
-    const second = await open(server, { headers: keyOf(OTHER_API_KEY) });
+    const second = await open(server, { headers: bearer(OTHER_API_KEY) });
     try {
       expect([first.status, second.status]).toEqual([200, 200]);
-      const refused = await open(server, { headers: keyOf(API_KEY) });
+      const refused = await open(server, { headers: bearer(API_KEY) });
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('10');
       expect((await refused.nextResult()).errors?.[0]?.extensions?.limit).toBe('instance');
       second.close();
       await vi.waitFor(async () => expect(await openStreams(server)).toBe(1), WAIT);
-      const admitted = await open(server, { headers: keyOf(OTHER_API_KEY) });
+      const admitted = await open(server, { headers: bearer(OTHER_API_KEY) });
       expect(admitted.status).toBe(200);
       admitted.close();
     } finally {
@@ -295,18 +240,11 @@ describe('the instance limit (MAX_SUBSCRIPTIONS) and the end of streams', () => 
 });
 
 describe('subscriptions under trusted documents and the document limits', () => {
-  let server: TestServer;
-  const idOf = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
-  beforeAll(async () => {
-    server = await startTestServer({ trustedDocuments: 'enforce' });
-    await createPersistedDocumentStore(server.database.db).publish([
-      { id: idOf(PET_CREATED), document: PET_CREATED, operations: [{ name: 'PetCreated', type: 'subscription' }] },
-    ]);
-  });
-  afterAll(() => server.close());
+  const server = useTestServer({ trustedDocuments: 'enforce' });
+  beforeAll(() => publishPetCreated(server));
 
   it('a key limited to published documents: a subscription sent whole is refused; by its documentId it streams', async () => {
-    const limited = await issueKey(server, undefined, false);
+    const limited = bearer(await issueKey(server, undefined, false));
     const whole = await open(server, { headers: limited });
     // A request error: over SSE, as with application/json, 200 and the error in the one event.
     expect(whole.status).toBe(200);
@@ -316,7 +254,7 @@ describe('subscriptions under trusted documents and the document limits', () => 
     let stream: SseStream | undefined;
     await vi.waitFor(
       async () => {
-        stream = await subscribeSse(server.baseUrl, { documentId: idOf(PET_CREATED), headers: limited });
+        stream = await subscribeSse(server.baseUrl, { documentId: PET_CREATED_ID, headers: limited });
         if (stream.status !== 200) stream.close();
         expect(stream.status).toBe(200);
       },

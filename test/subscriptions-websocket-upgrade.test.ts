@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { capturingLogger } from './support/capturing-logger.ts';
-import { API_KEY, startTestServer, type TestServer } from './support/test-server.ts';
+import { API_KEY, useTestServer } from './support/test-server.ts';
 import { upgradeStatus } from './support/websocket.ts';
 
 interface Answer {
@@ -35,12 +35,8 @@ function h2cRequest(baseUrl: string, path: string, body?: string): Promise<Answe
 }
 
 describe('requests that ask for another protocol than WebSocket', () => {
-  let server: TestServer;
   const { logger, lines } = capturingLogger();
-  beforeAll(async () => {
-    server = await startTestServer({ logger });
-  });
-  afterAll(() => server.close());
+  const server = useTestServer({ logger });
 
   it('GET /v1/pets with Upgrade: h2c is answered over HTTP/1.1 as without it, with its request id and access-log line', async () => {
     const answer = await h2cRequest(server.baseUrl, `${server.restBasePath}/pets`);

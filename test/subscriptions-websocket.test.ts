@@ -1,51 +1,30 @@
-import { createHash } from 'node:crypto';
 import { ApolloClient, ApolloLink, gql, InMemoryCache } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createApiKeyStore } from '../src/auth/api-key-store.ts';
-import type { Scope } from '../src/auth/scopes.ts';
-import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
 import { encodeCursor } from '../src/pets/cursor.ts';
 import { capturingLogger } from './support/capturing-logger.ts';
-import { sampleIn } from './support/metric-sample.ts';
+import {
+  bearer,
+  createPet,
+  DELIVERY_MS,
+  type Delivered,
+  expectDelivered,
+  issueKey,
+  openStreams,
+  PET_CREATED,
+  PET_CREATED_ID,
+  publishPetCreated,
+  WAIT,
+} from './support/pet-created.ts';
 import { type GraphQLResult, subscribeSse } from './support/sse.ts';
-import { API_KEY, AUTH, startTestServer, type TestServer } from './support/test-server.ts';
+import { API_KEY, AUTH, type TestServer, useTestServer } from './support/test-server.ts';
 import { rawSocket, upgradeStatus, type WsOperation, wsClient, wsSubscribe } from './support/websocket.ts';
 
-const PET_CREATED = `subscription PetCreated($status: PetStatus, $after: String) {
-  petCreated(status: $status, after: $after) { cursor pet { id name status } }
-}`;
-/** How long a pet created over REST may take to reach a subscriber (issue 31). */
-const DELIVERY_MS = 1_000;
-const WAIT = { timeout: 5_000, interval: 50 };
-const BEARER = (key: string) => ({ Authorization: `Bearer ${key}` });
-
-interface Delivered {
-  cursor: string;
-  pet: { id: string; name: string; status: string | null };
-}
-
-async function createPet(server: TestServer, name: string, status?: string): Promise<number> {
-  const response = await server.request
-    .post(`${server.restBasePath}/pets`)
-    .set(AUTH)
-    .send({ name, categoryId: 1, ...(status ? { status } : {}) });
-  expect(response.status, JSON.stringify(response.body)).toBe(201);
-  return response.body.id as number;
-}
-
+/** The operation's next result is this pet, within DELIVERY_MS. */
 async function expectPet(operation: WsOperation, id: number): Promise<Delivered> {
-  const result = await operation.next(DELIVERY_MS);
-  expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
-  const delivered = (result.data as { petCreated: Delivered }).petCreated;
-  expect(delivered.pet.id).toBe(String(id));
-  expect(delivered.cursor).toBe(encodeCursor(id));
-  return delivered;
+  return expectDelivered(await operation.next(DELIVERY_MS), id);
 }
-
-const openStreams = async (server: TestServer) =>
-  sampleIn(await server.metrics.scrape.text(), 'graphql_subscriptions_open');
 
 /** A subscription that the server has admitted: its slot is taken once the open count says so. */
 async function subscribed(server: TestServer, client: Client, variables: Record<string, unknown> = {}) {
@@ -57,32 +36,15 @@ async function subscribed(server: TestServer, client: Client, variables: Record<
 
 const codeOf = (errors: unknown) => (errors as GraphQLResult['errors'])?.[0]?.extensions?.code;
 
-async function issueKey(server: TestServer, scopes?: Scope[], arbitrary = true): Promise<string> {
-  const { key } = await createApiKeyStore(server.database.db).issue({
-    name: 'ws-subscriber',
-    allowArbitraryDocuments: arbitrary,
-    ...(scopes ? { scopes } : {}),
-  });
-  // Issued keys are read every few seconds.
-  await vi.waitFor(
-    async () => expect((await server.request.get(`${server.restBasePath}/pets`).set(BEARER(key))).status).not.toBe(401),
-    { timeout: 10_000, interval: 100 },
-  );
-  return key;
-}
-
 describe('petCreated over WebSocket (graphql-transport-ws)', () => {
-  let server: TestServer;
-  let client: Client;
   const { logger, lines } = capturingLogger();
-  beforeAll(async () => {
-    server = await startTestServer({ logger, corsOrigins: 'https://app.example.com' });
-    client = wsClient(server.baseUrl, BEARER(API_KEY));
+  const server = useTestServer({ logger, corsOrigins: 'https://app.example.com' });
+  let client: Client;
+  beforeAll(() => {
+    client = wsClient(server.baseUrl, bearer(API_KEY));
   });
-  afterAll(async () => {
-    await client.dispose();
-    await server.close();
-  });
+  // Hooks after tests run in reverse: the client leaves before the server closes.
+  afterAll(() => client?.dispose());
   // Each test counts open streams: the last test's are released first (a client's `complete` travels).
   beforeEach(async () => {
     await vi.waitFor(async () => expect(await openStreams(server)).toBe(0), WAIT);
@@ -117,7 +79,7 @@ describe('petCreated over WebSocket (graphql-transport-ws)', () => {
   });
 
   it("with Apollo Client 4's GraphQLWsLink, the same three pets in order", async () => {
-    const apolloWs = wsClient(server.baseUrl, BEARER(API_KEY));
+    const apolloWs = wsClient(server.baseUrl, bearer(API_KEY));
     const apollo = new ApolloClient({
       link: ApolloLink.from([new GraphQLWsLink(apolloWs)]),
       cache: new InMemoryCache(),
@@ -170,7 +132,7 @@ describe('petCreated over WebSocket (graphql-transport-ws)', () => {
   });
 
   it('without a key, or with a wrong one, the connection is refused with 4401 (final for graphql-ws clients)', async () => {
-    for (const params of [undefined, BEARER('wrong-key-aaaaaaaaaaaaaaaaaa'), { Authorization: 42 }]) {
+    for (const params of [undefined, bearer('wrong-key-aaaaaaaaaaaaaaaaaa'), { Authorization: 42 }]) {
       const closes: number[] = [];
       const refused = wsClient(server.baseUrl, params as Record<string, unknown> | undefined, closes);
       const errors = await wsSubscribe(refused, { query: PET_CREATED }).ended();
@@ -181,7 +143,7 @@ describe('petCreated over WebSocket (graphql-transport-ws)', () => {
   });
 
   it('a key without pets:read gets an `error` FORBIDDEN for its subscribe, and holds no slot', async () => {
-    const writer = wsClient(server.baseUrl, BEARER(await issueKey(server, ['pets:write'])));
+    const writer = wsClient(server.baseUrl, bearer(await issueKey(server, ['pets:write'])));
     const errors = await wsSubscribe(writer, { query: PET_CREATED }).ended();
     expect(codeOf(errors)).toBe('FORBIDDEN');
     await writer.dispose();
@@ -219,18 +181,11 @@ describe('petCreated over WebSocket (graphql-transport-ws)', () => {
 });
 
 describe('over WebSocket under trusted documents', () => {
-  let server: TestServer;
-  const idOf = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
-  beforeAll(async () => {
-    server = await startTestServer({ trustedDocuments: 'enforce' });
-    await createPersistedDocumentStore(server.database.db).publish([
-      { id: idOf(PET_CREATED), document: PET_CREATED, operations: [{ name: 'PetCreated', type: 'subscription' }] },
-    ]);
-  });
-  afterAll(() => server.close());
+  const server = useTestServer({ trustedDocuments: 'enforce' });
+  beforeAll(() => publishPetCreated(server));
 
   it('a key limited to published documents: a whole subscription is refused; by documentId (with query "") it streams', async () => {
-    const limited = wsClient(server.baseUrl, BEARER(await issueKey(server, undefined, false)));
+    const limited = wsClient(server.baseUrl, bearer(await issueKey(server, undefined, false)));
     try {
       const whole = await wsSubscribe(limited, { query: PET_CREATED }).ended();
       expect(codeOf(whole)).toBe('PERSISTED_QUERY_ID_REQUIRED');
@@ -239,7 +194,7 @@ describe('over WebSocket under trusted documents', () => {
       await vi.waitFor(
         async () => {
           operation?.close();
-          operation = wsSubscribe(limited, { query: '', documentId: idOf(PET_CREATED) });
+          operation = wsSubscribe(limited, { query: '', documentId: PET_CREATED_ID });
           await vi.waitFor(async () => expect(await openStreams(server)).toBe(1), { timeout: 500, interval: 50 });
         },
         { timeout: 10_000, interval: 200 },
@@ -253,14 +208,10 @@ describe('over WebSocket under trusted documents', () => {
 });
 
 describe('hostile WebSocket clients', () => {
-  let server: TestServer;
   const PING_MS = 200;
-  beforeAll(async () => {
-    server = await startTestServer({ maxGraphQLBodyBytes: 4_096, env: { WEBSOCKET_PING_MS: String(PING_MS) } });
-  });
-  afterAll(() => server.close());
+  const server = useTestServer({ maxGraphQLBodyBytes: 4_096, env: { WEBSOCKET_PING_MS: String(PING_MS) } });
 
-  const init = { type: 'connection_init', payload: BEARER(API_KEY) };
+  const init = { type: 'connection_init', payload: bearer(API_KEY) };
   const subscribe = (id: string) => ({ id, type: 'subscribe', payload: { query: PET_CREATED } });
 
   it('a message that is not JSON, or of an unknown type, closes with 4400', async () => {
@@ -291,7 +242,7 @@ describe('hostile WebSocket clients', () => {
 
   it('two subscribes with one id: the second closes the socket with 4409, and the first stream is released', async () => {
     const raw = await rawSocket(server.baseUrl);
-    await raw.init(BEARER(API_KEY));
+    await raw.init(bearer(API_KEY));
     raw.send(subscribe('same'));
     await vi.waitFor(async () => expect(await openStreams(server)).toBe(1), WAIT);
     raw.send(subscribe('same'));
@@ -308,7 +259,7 @@ describe('hostile WebSocket clients', () => {
 
   it('a client that stops answering pings (it never reads) is cut within two ping intervals, and its stream released', async () => {
     const raw = await rawSocket(server.baseUrl, { autoPong: false });
-    await raw.init(BEARER(API_KEY));
+    await raw.init(bearer(API_KEY));
     raw.send(subscribe('1'));
     await vi.waitFor(async () => expect(await openStreams(server)).toBe(1), WAIT);
     const startedAt = performance.now();
@@ -324,16 +275,12 @@ describe('hostile WebSocket clients', () => {
 });
 
 describe('over WebSocket, the rate limits', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({
-      rateLimits: { perKey: { rate: 1, burst: 3 }, authFailures: { rate: 1, burst: 2 } },
-    });
+  const server = useTestServer({
+    rateLimits: { perKey: { rate: 1, burst: 3 }, authFailures: { rate: 1, burst: 2 } },
   });
-  afterAll(() => server.close());
 
   it('connection_init takes a point and each subscribe another: beyond the burst, an `error` RATE_LIMITED', async () => {
-    const client = wsClient(server.baseUrl, BEARER(API_KEY));
+    const client = wsClient(server.baseUrl, bearer(API_KEY));
     try {
       const codes: unknown[] = [];
       for (let index = 0; index < 3; index++) {
@@ -350,7 +297,7 @@ describe('over WebSocket, the rate limits', () => {
   it('wrong keys count as failed authentications of the address: beyond the limit, 4429', async () => {
     const closes: number[] = [];
     for (let index = 0; index < 3; index++) {
-      const wrong = wsClient(server.baseUrl, BEARER('wrong-key-aaaaaaaaaaaaaaaaaa'), closes);
+      const wrong = wsClient(server.baseUrl, bearer('wrong-key-aaaaaaaaaaaaaaaaaa'), closes);
       await wsSubscribe(wrong, { query: '{ __typename }' }).ended();
       await wrong.dispose();
     }
