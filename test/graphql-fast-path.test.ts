@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
-import type { PetRepository } from '../src/pets/pet-repository.ts';
+import { buggyPets } from './support/buggy-pets.ts';
 import { capturingLogger, ERROR_LEVEL, linesDuring } from './support/capturing-logger.ts';
 import { useServerWithLostDatabase } from './support/lost-database.ts';
 import { sampleIn } from './support/metric-sample.ts';
@@ -315,19 +315,9 @@ describe('when a resolver fails on the fast path', () => {
 });
 
 describe('when a resolver has a bug on the fast path', () => {
-  const bug = async (): Promise<never> => {
-    throw new TypeError('a bug in the repository');
-  };
-  const buggy: PetRepository = {
-    create: bug,
-    allocateId: bug,
-    findById: bug,
-    listPage: bug,
-    highestId: bug,
-    readAfter: bug,
-  };
+  const BUG = 'a bug in the repository';
   const { logger, lines } = capturingLogger();
-  const withBug = useTestServer({ logger, wrapStores: (stores) => ({ ...stores, pets: buggy }) });
+  const withBug = useTestServer({ logger, wrapStores: (stores) => ({ ...stores, pets: buggyPets(BUG) }) });
 
   it('then it is masked as Yoga masks it and logged once, with the request id', async () => {
     const body = { query: PET, variables: { id: '1' } };
@@ -343,7 +333,7 @@ describe('when a resolver has a bug on the fast path', () => {
     });
     const errors = logged.filter((line) => line.level >= ERROR_LEVEL);
     expect(errors).toHaveLength(1);
-    expect(JSON.stringify(errors[0])).toContain('a bug in the repository');
+    expect(JSON.stringify(errors[0])).toContain(BUG);
   });
 });
 

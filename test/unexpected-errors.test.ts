@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PetRepository } from '../src/pets/pet-repository.ts';
+import { buggyPets } from './support/buggy-pets.ts';
 import { capturingLogger, ERROR_LEVEL, type LogLine, linesDuring } from './support/capturing-logger.ts';
 import { executeGraphQL, firstError, type GraphQLResponse } from './support/graphql-client.ts';
 import { expectError } from './support/openapi-contract.ts';
@@ -10,18 +10,8 @@ import { useTestServer } from './support/test-server.ts';
 
 /** What a real bug throws: a field read off something that is not there. */
 const BUG = "Cannot read properties of undefined (reading 'name')";
-const bug = async (): Promise<never> => {
-  throw new TypeError(BUG);
-};
 /** A pet repository with a bug in every method. */
-const BUGGY_PETS: PetRepository = {
-  create: bug,
-  allocateId: bug,
-  findById: bug,
-  listPage: bug,
-  highestId: bug,
-  readAfter: bug,
-};
+const BUGGY_PETS = buggyPets(BUG);
 
 const { logger, lines } = capturingLogger();
 const server = useTestServer({ logger, wrapStores: (stores) => ({ ...stores, pets: BUGGY_PETS }) });
