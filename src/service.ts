@@ -23,6 +23,7 @@ import { createServiceRateLimits } from './edge/service-rate-limits.ts';
 import { createRoutes } from './edge/service-routes.ts';
 import { createFaces } from './faces.ts';
 import { createOperationAdmission } from './graphql/operation-admission.ts';
+import type { KeyGone } from './http/stream-outcomes.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import { createMetricsHandler, createMetricsListener } from './metrics/metrics-endpoint.ts';
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
@@ -93,7 +94,7 @@ function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimi
 function createKeys(
   { config, stores, logger, metrics }: ServiceDependencies,
   rateLimits: RateLimits,
-  onKeysGone: (keyIds: string[]) => void,
+  onKeysGone: (keyIds: string[], why: KeyGone) => void,
 ) {
   const keyRing = createKeyRing(config.API_KEYS);
   const keySync = syncIssuedKeys({
@@ -132,9 +133,9 @@ function createGraphQLWebSockets(
   });
 }
 
-/** A revoked key's open streams end, SSE and WebSocket alike. */
-function endKeys(keyIds: string[], ...streams: { endKey(keyId: string): void }[]): void {
-  for (const keyId of keyIds) for (const each of streams) each.endKey(keyId);
+/** A revoked or expired key's open streams end, SSE and WebSocket alike. */
+function endKeys(keyIds: string[], why: KeyGone, ...streams: { endKey(keyId: string, why: KeyGone): void }[]): void {
+  for (const keyId of keyIds) for (const each of streams) each.endKey(keyId, why);
 }
 
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
@@ -145,8 +146,8 @@ export function createService(dependencies: ServiceDependencies): Service {
   const restBasePath = config.REST_BASE_PATH;
   const { execution, subscriptions } = createExecution(dependencies, rateLimits);
   // Keys are read asynchronously: websockets exist by then.
-  const { keyRing, keySync, keyCheck } = createKeys(dependencies, rateLimits, (ids) =>
-    endKeys(ids, subscriptions, websockets),
+  const { keyRing, keySync, keyCheck } = createKeys(dependencies, rateLimits, (ids, why) =>
+    endKeys(ids, why, subscriptions, websockets),
   );
   const sendMetrics = createMetricsHandler(metrics, logger);
   const drain = createDrain();

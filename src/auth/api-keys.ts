@@ -39,6 +39,11 @@ export interface KeyRing {
   takeLastUses(): Map<string, Date>;
   /** Whether any key known here would authenticate now (one not past its expiry). */
   hasUsableKey(): boolean;
+  /**
+   * The issued keys that reached their expiry since the last call, each expiry once (a key given a
+   * later expiry before it is reached is not reported): their open streams end.
+   */
+  takeExpired(): string[];
 }
 
 /** API_KEYS keys by the digest of their token: every scope, any document, no expiry. */
@@ -73,6 +78,25 @@ function fingerprintOf(keys: readonly ActiveKey[]): string {
 }
 
 /**
+ * Which expiry of each issued key was reported already: expiry is checked per request, so a stream
+ * opened before it must be ended once; a key given a new expiry is reported again when it reaches it.
+ */
+function createExpiryReports() {
+  const reported = new Map<string, number>();
+  return {
+    take(keys: Iterable<KnownKey>, expired: (known: KnownKey) => boolean): string[] {
+      const newly = [...keys].filter((known) => expired(known) && reported.get(known.keyId) !== known.expiresAt);
+      for (const known of newly) reported.set(known.keyId, known.expiresAt ?? 0);
+      return newly.map((known) => known.keyId);
+    },
+    /** Keys no longer issued are forgotten, so this holds no more than the issued keys. */
+    keepOnly(keyIds: ReadonlySet<string>): void {
+      for (const keyId of reported.keys()) if (!keyIds.has(keyId)) reported.delete(keyId);
+    },
+  };
+}
+
+/**
  * The keys this instance accepts: API_KEYS plus the issued ones, found by the SHA-256 of the token
  * (a random key cannot be guessed digest by digest, so the lookup's timing reveals nothing usable).
  * A header that matched is remembered, so repeat clients skip the hashing; the memory is cleared
@@ -83,6 +107,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   let issued = new Map<string, KnownKey>();
   let issuedFingerprint = '';
   const remembered = new Map<string, KnownKey>();
+  const expiryReports = createExpiryReports();
   let lastUses = new Map<string, number>();
 
   const expired = (known: KnownKey) => known.expiresAt !== null && known.expiresAt <= now();
@@ -115,6 +140,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     issued = issuedByDigest(keys);
     remembered.clear();
     const kept = new Set([...issued.values()].map((known) => known.keyId));
+    expiryReports.keepOnly(kept);
     return [...before.values()].map((known) => known.keyId).filter((keyId) => !kept.has(keyId));
   }
 
@@ -128,5 +154,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return configured.size > 0 || [...issued.values()].some((known) => !expired(known));
   }
 
-  return { verify, setIssuedKeys, takeLastUses, hasUsableKey };
+  const takeExpired = () => expiryReports.take(issued.values(), expired);
+
+  return { verify, setIssuedKeys, takeLastUses, hasUsableKey, takeExpired };
 }

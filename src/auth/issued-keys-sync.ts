@@ -1,9 +1,13 @@
 import type { Logger } from 'pino';
 import { startRefreshLoop } from '../db/refresh-loop.ts';
+import type { KeyGone } from '../http/stream-outcomes.ts';
 import type { ApiKeyStore } from './api-key-store.ts';
 import type { KeyRing } from './api-keys.ts';
 
-/** A key created or revoked reaches every instance within this (plus one read of the collection). */
+/**
+ * A key created or revoked reaches every instance within this (plus one read of the collection); an
+ * expired key's open streams end within this of its expiry.
+ */
 export const ISSUED_KEYS_REFRESH_MS = 2_000;
 /** Last uses are written at most this often per key: a write per request would double the load. */
 export const LAST_USED_FLUSH_MS = 60_000;
@@ -28,16 +32,22 @@ export function syncIssuedKeys(options: {
   store: IssuedKeySource;
   logger: Logger;
   onDatabaseError?: (operation: string) => void;
-  /** Issued keys no longer active (revoked, or gone from the collection): their open streams end. */
-  onKeysGone?: (keyIds: string[]) => void;
+  /** Issued keys revoked (or gone from the collection), or expired since the last sync: their open streams end. */
+  onKeysGone?: (keyIds: string[], why: KeyGone) => void;
   refreshMs?: number;
   flushMs?: number;
 }): IssuedKeysSync {
   const { ring, store, logger } = options;
   const reads = startRefreshLoop({
     refresh: async () => {
-      const gone = ring.setIssuedKeys(await store.active());
-      if (gone.length > 0) options.onKeysGone?.(gone);
+      try {
+        const gone = ring.setIssuedKeys(await store.active());
+        if (gone.length > 0) options.onKeysGone?.(gone, 'revoked');
+      } finally {
+        // Requests check expiry themselves; streams opened before it end here, even while reads fail.
+        const expired = ring.takeExpired();
+        if (expired.length > 0) options.onKeysGone?.(expired, 'expired');
+      }
     },
     intervalMs: options.refreshMs ?? ISSUED_KEYS_REFRESH_MS,
     logger,

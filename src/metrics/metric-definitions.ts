@@ -80,7 +80,7 @@ function streamMetrics(registry: Registry) {
     ),
     streamsEnded: counter(
       'graphql_subscriptions_ended_total',
-      'Subscription streams that ended, by reason: client (it left, or its request could take no stream), shutdown (the instance ended it: the client resumes elsewhere with its cursor), error (the source failed).',
+      'Subscription streams that ended, by reason: client (it left, or its request could take no stream), shutdown (the instance ended it: the client resumes elsewhere with its cursor), error (the source failed), revoked or expired (its key was, at the key sync).',
       ['reason'],
     ),
   };

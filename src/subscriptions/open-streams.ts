@@ -1,4 +1,4 @@
-import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
+import type { KeyGone, StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 
 /**
  * How long a stream has to end once the instance told it to. A stream whose client is not reading
@@ -150,9 +150,9 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
       // Unref'd: a stopping process never waits for this timer, only for its streams.
       if (open.size > 0) cutTimer = setTimeout(cutEach, STREAM_CUT_AFTER_MS, open).unref();
     },
-    /** The key was revoked: its streams end now (SSE `complete`); the client's next subscribe gets 401. */
-    endKey(keyId: string): void {
-      for (const entry of [...open]) if (entry.keyId === keyId) entry.slot.end('revoked');
+    /** The key was revoked or expired: its streams end now (SSE `complete`); the client's next subscribe gets 401. */
+    endKey(keyId: string, why: KeyGone): void {
+      for (const entry of [...open]) if (entry.keyId === keyId) entry.slot.end(why);
     },
     get size(): number {
       return open.size;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { KeyGone } from '../http/stream-outcomes.ts';
 import { announcingCreates } from '../pets/announcing-creates.ts';
 import { createLocalPetChanges } from '../pets/pet-changes.ts';
 import { createPetFeed } from '../pets/pet-feed.ts';
@@ -45,8 +46,8 @@ export function createSubscriptions({ config, pets, logger, metrics }: Subscript
      * and new ones are refused: the instance is stopping.
      */
     endStreams: () => streams.endAll(),
-    /** The key was revoked: its streams end. */
-    endKey: (keyId: string) => streams.endKey(keyId),
+    /** The key was revoked or expired: its streams end. */
+    endKey: (keyId: string, why: KeyGone) => streams.endKey(keyId, why),
     close: async () => {
       streams.endAll();
       await feed.close();

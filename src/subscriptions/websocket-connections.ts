@@ -1,5 +1,6 @@
 import { CloseCode } from 'graphql-ws';
 import type { WebSocket } from 'ws';
+import type { KeyGone } from '../http/stream-outcomes.ts';
 
 export interface ConnectionLimits {
   /** Acknowledged connections one API key may hold on this instance (MAX_SUBSCRIPTIONS_PER_KEY). */
@@ -55,8 +56,9 @@ export function createConnectionCounts({ maxPerKey, maxTotal, maxPending }: Conn
       return true;
     },
     /** The key is no longer valid: each of its connections closes with 4401 (final for graphql-ws clients). */
-    endKey(keyId: string): void {
-      for (const socket of perKey.get(keyId) ?? []) socket.close(CloseCode.Unauthorized, 'The API key was revoked');
+    endKey(keyId: string, why: KeyGone): void {
+      const reason = why === 'expired' ? 'The API key expired' : 'The API key was revoked';
+      for (const socket of perKey.get(keyId) ?? []) socket.close(CloseCode.Unauthorized, reason);
     },
   };
 }
