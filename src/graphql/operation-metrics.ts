@@ -1,5 +1,5 @@
 import { type DocumentNode, getOperationAST } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ServerContext } from '../context.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 
@@ -11,7 +11,8 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
 
 /**
  * Counts GraphQL operations by name, type, outcome and published document id: each executed one once it is done (any error
- * in its result is an error), and those refused by validation under the name "invalid" (names that
+ * in its result is an error), each subscription once it is set up (its stream opened, or refused with
+ * errors: Envelop calls onSubscribe for them, never onExecute), and those refused by validation under the name "invalid" (names that
  * were never checked against the schema take no label slots). Only /graphql runs through Yoga (REST
  * is counted as HTTP routes); the fast path counts its own the same way (graphql-fast-path.ts). First
  * among the plugins, so it also sees results that a later plugin sets before execution.
@@ -30,6 +31,17 @@ export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
       return {
         onExecuteDone: ({ result }) => {
           const failed = 'errors' in result && (result.errors?.length ?? 0) > 0;
+          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success', exchange.documentId);
+        },
+      };
+    },
+    onSubscribe: ({ args }) => {
+      const { exchange } = args.contextValue as ServerContext;
+      const { name, type } = operationOf(args.document, args.operationName);
+      return {
+        // Also called with the errors a later plugin stopped the subscription with (a refused price).
+        onSubscribeResult: ({ result }) => {
+          const failed = !isAsyncIterable(result) && (result.errors?.length ?? 0) > 0;
           metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success', exchange.documentId);
         },
       };
