@@ -1,9 +1,16 @@
 import type { Page, Request, Response } from 'playwright-core';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  browserSuite,
+  FIRST_SCREEN,
+  SKIP_BROWSER,
+  saveScreenshot,
+  useBrowser,
+  watchedPage,
+} from './support/browser.ts';
 import { expectStatus, restClient } from './support/rest-client.ts';
 import { PET_STATUSES, type Pet, type PetStatus } from './support/rest-types.ts';
-import { startServiceProcess } from './support/service-process.ts';
+import { atLocalhost, startServiceOnRunDatabase } from './support/service-on-run-database.ts';
 import { API_KEY, uniqueDbName, useTestServer } from './support/test-server.ts';
 
 describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
@@ -28,11 +35,9 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
 
   /** The docs page with the key set through Authorize; `clean()` checks nothing went wrong or off-host. */
   async function openDocs(): Promise<{ page: Page; clean(): void }> {
-    const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
+    const { page, pageErrors: problems } = await watchedPage(browser(), { width: 1280, height: 900 });
     const requested: string[] = [];
-    const problems: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
-    page.on('pageerror', (error) => problems.push(error.message));
     // CSP violations and failed loads only show as console errors.
     page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
 
@@ -118,8 +123,6 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('API docs'), () => {
   });
 });
 
-const FIRST_SCREEN = { width: 1280, height: 720 };
-
 describe.skipIf(SKIP_BROWSER)(browserSuite("A newcomer's start, then the REST reference"), () => {
   const browser = useBrowser();
 
@@ -127,16 +130,10 @@ describe.skipIf(SKIP_BROWSER)(browserSuite("A newcomer's start, then the REST re
     timeout: 120_000,
   }, async () => {
     // No API_KEYS and no issued key on a loopback HOST: the service makes a development key.
-    const service = await startServiceProcess({
-      via: 'node',
-      echo: 'none',
-      env: { API_KEYS: '', MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('docs-newcomer') },
-    });
+    const service = await startServiceOnRunDatabase({ dbName: uniqueDbName('docs-newcomer'), env: { API_KEYS: '' } });
     try {
-      const page = await browser().newPage({ viewport: FIRST_SCREEN });
-      const problems: string[] = [];
-      page.on('pageerror', (error) => problems.push(error.message));
-      const loaded = await page.goto(`http://localhost:${new URL(service.origin).port}/v1/docs`);
+      const { page, pageErrors: problems } = await watchedPage(browser(), FIRST_SCREEN);
+      const loaded = await page.goto(atLocalhost(service, '/v1/docs'));
       expect(loaded?.headers()['cache-control']).toBe('no-store');
       const authorize = page.locator('.scheme-container button.authorize');
       await expect.poll(() => authorize.getAttribute('class'), { timeout: 20_000 }).toMatch(/(^|\s)locked(\s|$)/);
@@ -167,14 +164,10 @@ describe.skipIf(SKIP_BROWSER)(browserSuite("A newcomer's start, then the REST re
   it('with API_KEYS set, the page at localhost authorizes nothing and the first Execute answers 401', {
     timeout: 120_000,
   }, async () => {
-    const service = await startServiceProcess({
-      via: 'node',
-      echo: 'none',
-      env: { API_KEYS: API_KEY, MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('docs-keys') },
-    });
+    const service = await startServiceOnRunDatabase({ dbName: uniqueDbName('docs-keys') });
     try {
       const page = await browser().newPage({ viewport: FIRST_SCREEN });
-      const loaded = await page.goto(`http://localhost:${new URL(service.origin).port}/v1/docs`);
+      const loaded = await page.goto(atLocalhost(service, '/v1/docs'));
       expect(loaded?.headers()['cache-control']).toBe('no-cache');
       expect(await loaded?.text()).not.toContain('"authorize"');
       const authorize = page.locator('.scheme-container button.authorize');

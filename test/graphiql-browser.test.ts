@@ -1,29 +1,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
+import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser, watchedPage } from './support/browser.ts';
+import {
+  editorText,
+  executeButtonOf,
+  headersEditorOf,
+  queryEditorOf,
+  replaceEditorText,
+  resultOf,
+  setDocument,
+} from './support/graphiql-page.ts';
 import { createPetOverGraphQL } from './support/graphql-client.ts';
+import { atLocalhost } from './support/service-on-run-database.ts';
 import { startServiceProcess } from './support/service-process.ts';
 import { API_KEY, useTestServer } from './support/test-server.ts';
-
-/** Monaco renders with non-breaking spaces; normalise so JSON assertions read naturally. */
-async function editorText(editor: Locator): Promise<string> {
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText keeps Monaco's line breaks; textContent drops them.
-  return (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ');
-}
-
-/** Replaces a Monaco editor's content: clear first, then insertText (typing would trigger auto-closing). */
-async function replaceEditorText(page: Page, editor: Locator, text: string): Promise<void> {
-  await editor.locator('.view-lines').click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await expect.poll(() => editorText(editor)).toBe('');
-  await page.keyboard.insertText(text);
-  await page.keyboard.press('Home'); // Scroll back to the line start so the screenshot shows it all.
-  await expect.poll(() => editorText(editor)).toBe(text);
-}
 
 describe.skipIf(SKIP_BROWSER)(browserSuite('GraphiQL'), () => {
   const server = useTestServer();
@@ -32,28 +24,19 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('GraphiQL'), () => {
   it('runs a query with the API key set in the Headers tab', { timeout: 60_000 }, async () => {
     await createPetOverGraphQL(server, { name: 'Browser Rex', categoryId: 1, status: 'AVAILABLE' });
 
-    const page = await browser().newPage({ viewport: { width: 1280, height: 720 } });
+    const { page, pageErrors } = await watchedPage(browser());
     const requested: string[] = [];
-    const pageErrors: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
-    page.on('pageerror', (error) => pageErrors.push(error.message));
 
     await page.goto(`${server.baseUrl}/graphql`);
-    const queryEditor = page.locator('section.graphiql-query-editor .monaco-editor');
-    await expect.poll(() => queryEditor.isVisible(), { timeout: 20_000 }).toBe(true);
-
-    await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
-    const headersEditor = page.locator('.monaco-editor[data-uri$="request-headers.json"]');
+    const queryEditor = await queryEditorOf(page);
+    const headersEditor = await headersEditorOf(page);
     await replaceEditorText(page, headersEditor, JSON.stringify({ Authorization: `Bearer ${API_KEY}` }));
     // One operation, so Execute runs it instead of asking which of the default two to run.
-    await replaceEditorText(page, queryEditor, '{ pets(limit: 5) { id name status } }');
-    // GraphiQL re-parses the editor after a debounce; until the tab is renamed it still holds the
-    // two-operation default, and Execute would open the "which operation?" menu instead of running.
-    const tabTitle = page.locator('.graphiql-tab-active .graphiql-tab-button');
-    await expect.poll(() => tabTitle.getAttribute('title')).toBe('<untitled>');
+    await setDocument(page, queryEditor, '{ pets(limit: 5) { id name status } }');
 
-    await page.locator('button.graphiql-execute-button').click();
-    const result = page.locator('section.result-window');
+    await executeButtonOf(page).click();
+    const result = resultOf(page);
     await expect.poll(() => editorText(result), { timeout: 20_000 }).toContain('Browser Rex');
     const text = await editorText(result);
     expect(text).toMatch(/"name":\s*"Browser Rex"/);
@@ -80,22 +63,16 @@ describe.skipIf(SKIP_BROWSER)(browserSuite("A newcomer's npm start, then GraphiQ
     const dataDir = mkdtempSync(join(tmpdir(), 'petstore-newcomer-'));
     const service = await startServiceProcess({ via: 'npm', echo: 'none', env: { API_KEYS: '', DATA_DIR: dataDir } });
     try {
-      const page = await browser().newPage({ viewport: { width: 1280, height: 720 } });
-      const pageErrors: string[] = [];
-      page.on('pageerror', (error) => pageErrors.push(error.message));
-      const response = await page.goto(`http://localhost:${new URL(service.origin).port}/graphql`);
+      const { page, pageErrors } = await watchedPage(browser());
+      const response = await page.goto(atLocalhost(service, '/graphql'));
       expect(response?.headers()['cache-control']).toBe('no-store');
-      const queryEditor = page.locator('section.graphiql-query-editor .monaco-editor');
-      await expect.poll(() => queryEditor.isVisible(), { timeout: 20_000 }).toBe(true);
-      await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
-      const headersEditor = page.locator('.monaco-editor[data-uri$="request-headers.json"]');
+      const queryEditor = await queryEditorOf(page);
+      const headersEditor = await headersEditorOf(page);
       expect(await editorText(headersEditor)).toMatch(/"Authorization": "Bearer dev_[A-Za-z0-9_-]+"/);
 
-      await replaceEditorText(page, queryEditor, '{ pets(limit: 1) { id } }');
-      const tabTitle = page.locator('.graphiql-tab-active .graphiql-tab-button');
-      await expect.poll(() => tabTitle.getAttribute('title')).toBe('<untitled>');
-      await page.locator('button.graphiql-execute-button').click();
-      const result = page.locator('section.result-window');
+      await setDocument(page, queryEditor, '{ pets(limit: 1) { id } }');
+      await executeButtonOf(page).click();
+      const result = resultOf(page);
       await expect.poll(() => editorText(result), { timeout: 20_000 }).toContain('"pets": []');
       expect(await editorText(result)).not.toContain('"errors"');
       await saveScreenshot(page, 'graphiql-newcomer.png');

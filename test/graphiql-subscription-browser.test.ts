@@ -1,30 +1,24 @@
-import type { Locator, Page, Request } from 'playwright-core';
-import { describe, expect, inject, it, vi } from 'vitest';
-import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser } from './support/browser.ts';
+import type { Browser, Locator, Page, Request } from 'playwright-core';
+import { describe, expect, it, vi } from 'vitest';
+import { browserSuite, SKIP_BROWSER, saveScreenshot, useBrowser, watchedPage } from './support/browser.ts';
+import { createPetAt } from './support/create-pet-at.ts';
+import {
+  editorText,
+  executeButtonOf,
+  headersEditorOf,
+  queryEditorOf,
+  replaceEditorText,
+  resultOf,
+  setDocument,
+} from './support/graphiql-page.ts';
 import { sampleIn } from './support/metric-sample.ts';
 import { restClient } from './support/rest-client.ts';
-import { startServiceProcess } from './support/service-process.ts';
+import { atLocalhost, startServiceOnRunDatabase } from './support/service-on-run-database.ts';
 import { API_KEY, type TestServer, uniqueDbName, useTestServer } from './support/test-server.ts';
 
 const SUBSCRIPTION = 'subscription { petCreated { cursor pet { id name } } }';
 /** How long a pet created over REST, or the end of a stream, may take to show (issue 31 asks 1 s of a client). */
 const WITHIN = { timeout: 5_000, interval: 50 };
-
-/** Monaco renders with non-breaking spaces; normalise so assertions read naturally. */
-async function editorText(editor: Locator): Promise<string> {
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText keeps Monaco's line breaks; textContent drops them.
-  return (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ');
-}
-
-/** Replaces a Monaco editor's content: clear first, then insertText (typing would trigger auto-closing). */
-async function replaceEditorText(page: Page, editor: Locator, text: string): Promise<void> {
-  await editor.locator('.view-lines').click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await expect.poll(() => editorText(editor)).toBe('');
-  await page.keyboard.insertText(text);
-  await expect.poll(() => editorText(editor)).toBe(text);
-}
 
 const scraped = async (server: TestServer, name: string, labels?: Record<string, string>) =>
   sampleIn(await server.metrics.scrape.text(), name, labels);
@@ -34,36 +28,28 @@ const isSubscribe = (request: Request) =>
   new URL(request.url()).pathname === '/graphql' && (request.headers().accept ?? '').includes('text/event-stream');
 
 interface GraphiQL {
+  page: Page;
   result: Locator;
   /** GraphiQL's run button: "Execute query" at rest, "Stop query" while a subscription runs. */
   execute: Locator;
   pageErrors: string[];
 }
 
-/** GraphiQL at `url` with the subscription in its editor and, when given, these headers typed in the Headers tab. */
-async function openWithSubscription(page: Page, url: string, headers?: string): Promise<GraphiQL> {
-  const pageErrors: string[] = [];
-  page.on('pageerror', (error) => pageErrors.push(error.message));
+/** GraphiQL at `url` in a new page, with the subscription in its editor and, when given, these headers typed in the Headers tab. */
+async function openWithSubscription(browser: Browser, url: string, headers?: string): Promise<GraphiQL> {
+  const { page, pageErrors } = await watchedPage(browser);
   await page.goto(url);
-  const queryEditor = page.locator('section.graphiql-query-editor .monaco-editor');
-  await expect.poll(() => queryEditor.isVisible(), { timeout: 20_000 }).toBe(true);
-  if (headers !== undefined) {
-    await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
-    const headersEditor = page.locator('.monaco-editor[data-uri$="request-headers.json"]');
-    await replaceEditorText(page, headersEditor, headers);
-  }
-  await replaceEditorText(page, queryEditor, SUBSCRIPTION);
-  // Until GraphiQL re-parses the editor, Execute would offer the default document's two operations.
-  const tabTitle = page.locator('.graphiql-tab-active .graphiql-tab-button');
-  await expect.poll(() => tabTitle.getAttribute('title')).toBe('<untitled>');
-  const execute = page.locator('button.graphiql-execute-button');
+  const queryEditor = await queryEditorOf(page);
+  if (headers !== undefined) await replaceEditorText(page, await headersEditorOf(page), headers);
+  await setDocument(page, queryEditor, SUBSCRIPTION);
+  const execute = executeButtonOf(page);
   expect(await execute.getAttribute('aria-label')).toMatch(/^Execute query/);
-  return { result: page.locator('section.result-window'), execute, pageErrors };
+  return { page, result: resultOf(page), execute, pageErrors };
 }
 
 /** Presses Execute and returns the subscribe request GraphiQL sent. */
-async function subscribe(page: Page, graphiql: GraphiQL): Promise<Request> {
-  const sent = page.waitForRequest(isSubscribe, { timeout: WITHIN.timeout });
+async function subscribe(graphiql: GraphiQL): Promise<Request> {
+  const sent = graphiql.page.waitForRequest(isSubscribe, { timeout: WITHIN.timeout });
   await graphiql.execute.click();
   return sent;
 }
@@ -78,15 +64,14 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('GraphiQL subscribing to petCreated')
   }, async () => {
     await vi.waitFor(async () => expect(await scraped(server, 'graphql_subscriptions_open')).toBe(0), WITHIN);
     const endedBefore = await scraped(server, 'graphql_subscriptions_ended_total', { reason: 'client' });
-    const page = await browser().newPage({ viewport: { width: 1280, height: 720 } });
     const graphiql = await openWithSubscription(
-      page,
+      browser(),
       `${server.baseUrl}/graphql`,
       JSON.stringify({ Authorization: `Bearer ${API_KEY}` }),
     );
-    const { result, execute } = graphiql;
+    const { page, result, execute } = graphiql;
 
-    const request = await subscribe(page, graphiql);
+    const request = await subscribe(graphiql);
     expect(request.headers().authorization).toBe(`Bearer ${API_KEY}`);
     await vi.waitFor(async () => expect(await scraped(server, 'graphql_subscriptions_open')).toBe(1), WITHIN);
     expect(await execute.getAttribute('aria-label')).toMatch(/^Stop query/);
@@ -124,9 +109,10 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('GraphiQL subscribing to petCreated')
       timeout: 60_000,
     },
     async ({ headers, message }) => {
-      const page = await browser().newPage({ viewport: { width: 1280, height: 720 } });
-      const graphiql = await openWithSubscription(page, `${server.baseUrl}/graphql`, headers);
-      const answered = page.waitForResponse((response) => isSubscribe(response.request()), { timeout: WITHIN.timeout });
+      const graphiql = await openWithSubscription(browser(), `${server.baseUrl}/graphql`, headers);
+      const answered = graphiql.page.waitForResponse((response) => isSubscribe(response.request()), {
+        timeout: WITHIN.timeout,
+      });
       await graphiql.execute.click();
       expect((await answered).status()).toBe(401);
       await expect.poll(() => editorText(graphiql.result), WITHIN).toContain('"code": "UNAUTHENTICATED"');
@@ -146,28 +132,20 @@ describe.skipIf(SKIP_BROWSER)(browserSuite('GraphiQL at localhost with the devel
     timeout: 120_000,
   }, async () => {
     // No API_KEYS and no issued key on a loopback HOST: the service makes a development key.
-    const service = await startServiceProcess({
-      via: 'node',
-      echo: 'none',
-      env: { API_KEYS: '', MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('graphiql-subscribe') },
+    const service = await startServiceOnRunDatabase({
+      dbName: uniqueDbName('graphiql-subscribe'),
+      env: { API_KEYS: '' },
     });
     try {
-      const page = await browser().newPage({ viewport: { width: 1280, height: 720 } });
-      const graphiql = await openWithSubscription(page, `http://localhost:${new URL(service.origin).port}/graphql`);
-      const request = await subscribe(page, graphiql);
+      const graphiql = await openWithSubscription(browser(), atLocalhost(service, '/graphql'));
+      const request = await subscribe(graphiql);
       const authorization = request.headers().authorization ?? '';
       expect(authorization).toMatch(/^Bearer dev_[A-Za-z0-9_-]{32}$/);
       await expect.poll(() => graphiql.execute.getAttribute('aria-label'), WITHIN).toMatch(/^Stop query/);
 
-      const created = await fetch(`${service.origin}/v1/pets`, {
-        method: 'POST',
-        headers: { Authorization: authorization, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: 'Newcomer Streamed', categoryId: 1 }),
-      });
-      expect(created.status).toBe(201);
-      const pet = (await created.json()) as { id: number };
+      const id = await createPetAt(service.origin, { Authorization: authorization }, 'Newcomer Streamed');
       await expect.poll(() => editorText(graphiql.result), WITHIN).toContain('"name": "Newcomer Streamed"');
-      expect(await editorText(graphiql.result)).toContain(`"id": "${pet.id}"`);
+      expect(await editorText(graphiql.result)).toContain(`"id": "${id}"`);
       await graphiql.execute.click();
       expect(graphiql.pageErrors).toEqual([]);
     } finally {

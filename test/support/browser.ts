@@ -41,6 +41,20 @@ export function useBrowser(): () => Browser {
   };
 }
 
+/** The viewport of the pages' screenshots: a laptop's first screen. */
+export const FIRST_SCREEN = { width: 1280, height: 720 };
+
+/** A new page whose uncaught errors are collected in `pageErrors`, from before anything loads. */
+export async function watchedPage(
+  browser: Browser,
+  viewport: { width: number; height: number } = FIRST_SCREEN,
+): Promise<{ page: Page; pageErrors: string[] }> {
+  const page = await browser.newPage({ viewport });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  return { page, pageErrors };
+}
+
 /** Writes a full-size screenshot to test-artifacts/ for a human to look at, and checks it was written. */
 export async function saveScreenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   const path = fileURLToPath(new URL(`../../test-artifacts/${name}`, import.meta.url));
