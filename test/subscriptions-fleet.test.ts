@@ -10,9 +10,10 @@ import { encodeCursor } from '../src/pets/cursor.ts';
 import { createPetRepository } from '../src/stores.ts';
 import { type RedisServer, startRedisServer } from './support/redis-server.ts';
 import { REDIS_SERVER, requiring } from './support/required-tools.ts';
-import { logEntries, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import { logEntries, type ServiceProcess } from './support/service-process.ts';
 import { type GraphQLResult, type SseStream, subscribeSse } from './support/sse.ts';
-import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
+import { AUTH, uniqueDbName } from './support/test-server.ts';
 
 const PET_CREATED = `subscription PetCreated($after: String) {
   petCreated(after: $after) { cursor pet { id name } }
@@ -60,17 +61,9 @@ const a = () => instances.a as ServiceProcess;
 const b = () => instances.b as ServiceProcess;
 
 function startInstance(): Promise<ServiceProcess> {
-  return startServiceProcess({
-    via: 'node',
-    echo: 'none',
-    env: {
-      API_KEYS: API_KEY,
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: dbName,
-      REDIS_URL: redis.url,
-      SUBSCRIPTION_POLL_MS: String(POLL_MS),
-      SUBSCRIPTION_SETTLE_MS: String(SETTLE_MS),
-    },
+  return startServiceOnRunDatabase({
+    dbName,
+    env: { REDIS_URL: redis.url, SUBSCRIPTION_POLL_MS: String(POLL_MS), SUBSCRIPTION_SETTLE_MS: String(SETTLE_MS) },
   });
 }
 

@@ -2,11 +2,12 @@
 // GraphQL documents and variables in the query string and forged client addresses; what the Collector
 // received is read back.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CollectedSpan, type Collector, OTEL_COLLECTOR, startCollector } from './support/otel-collector.ts';
 import { requiring } from './support/required-tools.ts';
-import { type ServiceProcess, startServiceProcess } from './support/service-process.ts';
-import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import type { ServiceProcess } from './support/service-process.ts';
+import { AUTH, uniqueDbName } from './support/test-server.ts';
 
 const needs = requiring(OTEL_COLLECTOR);
 let collector: Collector;
@@ -17,17 +18,9 @@ let behindProxy: ServiceProcess;
 const FORGED = '203.0.113.9';
 
 function startTraced(env: Record<string, string>): Promise<ServiceProcess> {
-  return startServiceProcess({
-    via: 'node',
-    echo: 'none',
-    env: {
-      API_KEYS: API_KEY,
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: uniqueDbName('tracing-data'),
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      ...env,
-    },
+  return startServiceOnRunDatabase({
+    dbName: uniqueDbName('tracing-data'),
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100', ...env },
   });
 }
 
