@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedDatabase, startEmbeddedDatabase } from '../../src/db/embedded.ts';
+import { freezable } from './freezable.ts';
 
 /** A FerretDB of a test file's own, which the test may freeze, thaw and stop under the service. */
 export interface OwnDatabase {
@@ -36,22 +37,15 @@ export async function startOwnDatabase(): Promise<OwnDatabase> {
   const database: EmbeddedDatabase = await startEmbeddedDatabase({ dataDir, log: () => {} });
   if (database.kind !== 'ferretdb') throw new Error(`this test needs FerretDB, got ${database.kind}`);
   const pid = pidServing(dataDir);
-  let frozen = false;
   let stopped = false;
-  const signal = (name: NodeJS.Signals) => {
+  const { freeze, thaw } = freezable((name) => {
     if (!stopped) process.kill(pid, name);
-  };
+  });
   const own: OwnDatabase = {
     uri: database.uri,
     pid,
-    freeze() {
-      signal('SIGSTOP');
-      frozen = true;
-    },
-    thaw() {
-      if (frozen) signal('SIGCONT');
-      frozen = false;
-    },
+    freeze,
+    thaw,
     async stop() {
       own.thaw();
       if (stopped) return;

@@ -3,6 +3,7 @@
 // starter. It may be frozen (SIGSTOP), thawed, killed like a crash and started again on its port.
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from './free-port.ts';
+import { freezable } from './freezable.ts';
 import { exited, spawnTied } from './tied-process.ts';
 
 export interface RedisServer {
@@ -67,24 +68,18 @@ export async function startRedisServer(): Promise<RedisServer> {
     }
   }
   let current: ChildProcess = child;
-  let frozen = false;
   const signal = (name: NodeJS.Signals) => {
     if (current.exitCode === null && current.signalCode === null) current.kill(name);
   };
+  const pause = freezable(signal);
   const server: RedisServer = {
     url: `redis://127.0.0.1:${port}`,
     port,
     pid: () => current.pid as number,
-    freeze() {
-      signal('SIGSTOP');
-      frozen = true;
-    },
-    thaw() {
-      if (frozen) signal('SIGCONT');
-      frozen = false;
-    },
+    freeze: pause.freeze,
+    thaw: pause.thaw,
     async kill() {
-      frozen = false;
+      pause.forget();
       signal('SIGKILL');
       await exited(current);
     },
