@@ -1,7 +1,13 @@
 import type { ExecutionResult } from 'graphql';
 import { type Plugin, processRegularResult } from 'graphql-yoga';
 import type { ServerContext } from '../context.ts';
-import { type GiveBack, GRAPHQL_VARY, type Revalidating, validate } from '../http/conditional-get.ts';
+import {
+  type GiveBack,
+  GRAPHQL_VARY,
+  type Revalidating,
+  revalidate,
+  type Validation,
+} from '../http/conditional-get.ts';
 import { answerAsYoga, negotiateAsYoga, type RegularAnswer, type RegularMediaType } from './yoga-behaviour.ts';
 
 /** What a GraphQL GET's answer needs besides the result, on either path. */
@@ -24,13 +30,14 @@ export function conditionalAnswer(
   { ifNoneMatch, exchange, giveBack }: ConditionalRequest,
 ): RegularAnswer | Promise<RegularAnswer> {
   if (answer.status !== 200 || answer.body === null || result.errors?.length) return answer;
-  const contentType = answer.headers['Content-Type'] ?? '';
-  const checked = validate(ifNoneMatch, { mediaType: contentType, body: answer.body }, GRAPHQL_VARY);
-  if (!checked.notModified) return { ...answer, headers: { ...answer.headers, ...checked.headers } };
-  // RFC 9110 §15.4.5: a 304 carries what caches update (ETag, Cache-Control, Vary), no body metadata.
-  const notModified: RegularAnswer = { status: 304, headers: checked.headers, body: null };
-  const given = checked.matchedTag ? giveBack?.(exchange) : undefined;
-  return given ? given.then(() => notModified) : notModified;
+  const representation = { mediaType: answer.headers['Content-Type'] ?? '', body: answer.body };
+  const checked = revalidate(ifNoneMatch, representation, GRAPHQL_VARY, { exchange, giveBack });
+  const toAnswer = ({ notModified, headers }: Validation): RegularAnswer => {
+    // RFC 9110 §15.4.5: a 304 carries what caches update (ETag, Cache-Control, Vary), no body metadata.
+    if (notModified) return { status: 304, headers, body: null };
+    return { ...answer, headers: { ...answer.headers, ...headers } };
+  };
+  return checked instanceof Promise ? checked.then(toAnswer) : toAnswer(checked);
 }
 
 /**

@@ -98,3 +98,18 @@ export interface Revalidating {
   setResponseHeader(name: string, value: string): void;
 }
 export type GiveBack = (exchange: Revalidating) => Promise<unknown> | undefined;
+
+/**
+ * The decision REST and GraphQL GETs share: validate, and before a 304 matched by a tag, give its
+ * rate-limit point back (its RateLimit headers must say so). Awaited only then: a 200 stays synchronous.
+ */
+export function revalidate(
+  ifNoneMatch: string | undefined,
+  answer: Representation,
+  vary: string,
+  giving: { exchange: Revalidating; giveBack: GiveBack | undefined },
+): Validation | Promise<Validation> {
+  const checked = validate(ifNoneMatch, answer, vary);
+  const given = checked.matchedTag ? giving.giveBack?.(giving.exchange) : undefined;
+  return given === undefined ? checked : given.then(() => checked);
+}

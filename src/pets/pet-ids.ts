@@ -3,8 +3,8 @@ import type { Db } from 'mongodb';
 import { createSerialQueue, withSignal } from '../db/deadline.ts';
 import { isDuplicateKey } from '../db/driver-errors.ts';
 import { ClientGoneError } from '../errors.ts';
-import { MAX_INT64_EXACT } from './pet.ts';
 import { PETS_COLLECTION, type PetDocument } from './pet-document.ts';
+import { highestStoredId } from './pet-reads.ts';
 
 interface CounterDocument {
   _id: string;
@@ -54,16 +54,11 @@ export function createPetIds(db: Db, { serialize }: { serialize: boolean }): Pet
 
   /** The next allocation then leaves the collided range instead of colliding again and again. */
   async function resync(signal: AbortSignal): Promise<void> {
-    // Only ids a pet can have: a stored string or 1e300 would otherwise become the counter.
-    const highest = await pets
-      .find({ _id: { $gte: 1, $lte: MAX_INT64_EXACT } }, { projection: { _id: 1 }, signal })
-      .sort({ _id: -1 })
-      .limit(1)
-      .next();
-    if (!highest) return;
+    const highest = await highestStoredId(pets, signal);
+    if (highest === undefined) return;
     await counters.updateOne(
       { _id: PET_ID_COUNTER },
-      { $max: { seq: Math.ceil(highest._id) } },
+      { $max: { seq: Math.ceil(highest) } },
       withSignal({ upsert: true }, signal),
     );
   }

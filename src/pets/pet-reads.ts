@@ -58,14 +58,19 @@ export async function readAfter(
 }
 
 /**
- * The highest id a pet can have among the stored ones (as pet-ids.ts resyncs the counter), 0 when
- * none; rounded down, so a stored 5.5 leaves 6 still to come.
+ * The highest stored id a pet can have, undefined when none. Only ids a pet can have: a stored string
+ * or 1e300 would otherwise become the counter (pet-ids.ts) or the feed's starting point.
  */
-export async function highestId(pets: Collection<PetDocument>, signal: AbortSignal): Promise<number> {
+export async function highestStoredId(pets: Collection<PetDocument>, signal: AbortSignal): Promise<number | undefined> {
   const highest = await pets
     .find({ _id: { $gte: 1, $lte: MAX_INT64_EXACT } }, { projection: { _id: 1 }, signal })
     .sort({ _id: -1 })
     .limit(1)
     .next();
-  return highest ? Math.floor(Number(highest._id)) : 0;
+  return highest ? Number(highest._id) : undefined;
+}
+
+/** The highest id a pet can have among the stored ones, 0 when none; rounded down, so a stored 5.5 leaves 6 still to come. */
+export async function highestId(pets: Collection<PetDocument>, signal: AbortSignal): Promise<number> {
+  return Math.floor((await highestStoredId(pets, signal)) ?? 0);
 }

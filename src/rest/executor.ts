@@ -1,7 +1,7 @@
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import type { CompiledOperation, DirectExecution } from '../graphql/direct-execution.ts';
-import { type GiveBack, REST_VARY, validate } from '../http/conditional-get.ts';
+import { type GiveBack, REST_VARY, revalidate, type Validation } from '../http/conditional-get.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { sendError } from '../http/send-error.ts';
@@ -44,13 +44,13 @@ function decodePathParams(raw: Readonly<Record<string, string>>): Readonly<Recor
  */
 function sendValidated(exchange: Exchange, answer: RestResult, giveBack: GiveBack | undefined) {
   const representation = { mediaType: JSON_TYPE, body: answer.json, headers: answer.headers };
-  const checked = validate(exchange.req.headers['if-none-match'], representation, REST_VARY);
-  const headers = { ...answer.headers, ...checked.headers };
-  if (!checked.notModified) return sendJsonText(exchange.res, answer.status, answer.json, headers);
-  // Awaited only when there is a point to give back: a 200 stays one async frame.
-  const given = checked.matchedTag ? giveBack?.(exchange) : undefined;
-  if (given === undefined) return sendNotModified(exchange.res, headers);
-  return given.then(() => sendNotModified(exchange.res, headers));
+  const checked = revalidate(exchange.req.headers['if-none-match'], representation, REST_VARY, { exchange, giveBack });
+  const send = ({ notModified, headers: tagHeaders }: Validation) => {
+    const headers = { ...answer.headers, ...tagHeaders };
+    if (notModified) sendNotModified(exchange.res, headers);
+    else sendJsonText(exchange.res, answer.status, answer.json, headers);
+  };
+  return checked instanceof Promise ? checked.then(send) : send(checked);
 }
 
 /**
