@@ -147,8 +147,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       // WebSockets hold http.close until they are gone: closed first.
       await service.endStreams();
-      await new Promise<void>((closed) => http.close(() => closed()));
+      const closed = new Promise<void>((done) => http.close(() => done()));
+      // close() leaves a socket that has sent no request yet (a browser's preconnect): not idle to it.
       http.closeAllConnections();
+      await closed;
       await service.close();
       // Harmless on FerretDB's throwaway directory; keeps a real MONGODB_URI clean.
       if (!options.keepDatabase) await database.db.dropDatabase();
