@@ -10,12 +10,13 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
 }
 
 /**
- * Counts GraphQL operations by name, type, outcome and published document id: each executed one once it is done (any error
- * in its result is an error), each subscription once it is set up (its stream opened, or refused with
- * errors: Envelop calls onSubscribe for them, never onExecute), and those refused by validation under the name "invalid" (names that
- * were never checked against the schema take no label slots). Only /graphql runs through Yoga (REST
- * is counted as HTTP routes); the fast path counts its own the same way (graphql-fast-path.ts). First
- * among the plugins, so it also sees results that a later plugin sets before execution.
+ * Counts GraphQL operations by name, type, outcome and published document id: each executed one once
+ * it is done (any error in its result is an error); each subscription once it is set up (its stream
+ * opened, or refused with errors: envelop calls onSubscribe for them, never onExecute); and those
+ * refused by validation under the name "invalid" (names never checked against the schema take no
+ * label slots). Only /graphql runs through Yoga (REST is counted as HTTP routes); the fast path counts
+ * its own the same way (graphql-fast-path.ts). First among the plugins, so it also sees results that a
+ * later plugin sets before execution.
  */
 export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
   return {
