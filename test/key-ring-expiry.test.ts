@@ -63,6 +63,19 @@ describe('the key ring reports keys that expired since it last did', () => {
     expect(ring.takeExpired()).toEqual([]);
   });
 
+  it('a reported expiry, extended and then set back to the same time, is reported again', () => {
+    const { ring } = ringAt(3_000);
+    ring.setIssuedKeys([issued('key_a', 2_000)]);
+    expect(ring.takeExpired()).toEqual(['key_a']);
+    // Extended: a client may open a stream with it again.
+    ring.setIssuedKeys([issued('key_a', 60_000)]);
+    expect(ring.takeExpired()).toEqual([]);
+    // Set back to the expiry already reported: that stream must end too.
+    ring.setIssuedKeys([issued('key_a', 2_000)]);
+    expect(ring.takeExpired()).toEqual(['key_a']);
+    expect(ring.takeExpired()).toEqual([]);
+  });
+
   it('an expiry moved into the past is reported at the next call', () => {
     const { ring, clock } = ringAt(1_000);
     ring.setIssuedKeys([issued('key_a', 60_000)]);

@@ -85,9 +85,16 @@ function createExpiryReports() {
   const reported = new Map<string, number>();
   return {
     take(keys: Iterable<KnownKey>, expired: (known: KnownKey) => boolean): string[] {
-      const newly = [...keys].filter((known) => expired(known) && reported.get(known.keyId) !== known.expiresAt);
-      for (const known of newly) reported.set(known.keyId, known.expiresAt ?? 0);
-      return newly.map((known) => known.keyId);
+      const newly: string[] = [];
+      for (const known of keys) {
+        // A key not expired (now) forgets its report: an expiry set back to a reported one counts again.
+        if (!expired(known)) reported.delete(known.keyId);
+        else if (reported.get(known.keyId) !== known.expiresAt) {
+          reported.set(known.keyId, known.expiresAt ?? 0);
+          newly.push(known.keyId);
+        }
+      }
+      return newly;
     },
     /** Keys no longer issued are forgotten, so this holds no more than the issued keys. */
     keepOnly(keyIds: ReadonlySet<string>): void {

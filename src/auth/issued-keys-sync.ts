@@ -38,15 +38,20 @@ export function syncIssuedKeys(options: {
   flushMs?: number;
 }): IssuedKeysSync {
   const { ring, store, logger } = options;
+  const endExpired = () => {
+    const expired = ring.takeExpired();
+    if (expired.length > 0) options.onKeysGone?.(expired, 'expired');
+  };
   const reads = startRefreshLoop({
     refresh: async () => {
+      // Requests check expiry themselves; streams opened before it end here, before the read (which
+      // may wait for its deadline) and again after it, with the expiries it brought.
+      endExpired();
       try {
         const gone = ring.setIssuedKeys(await store.active());
         if (gone.length > 0) options.onKeysGone?.(gone, 'revoked');
       } finally {
-        // Requests check expiry themselves; streams opened before it end here, even while reads fail.
-        const expired = ring.takeExpired();
-        if (expired.length > 0) options.onKeysGone?.(expired, 'expired');
+        endExpired();
       }
     },
     intervalMs: options.refreshMs ?? ISSUED_KEYS_REFRESH_MS,

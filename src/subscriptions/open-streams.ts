@@ -152,6 +152,8 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
     },
     /** The key was revoked or expired: its streams end now (SSE `complete`); the client's next subscribe gets 401. */
     endKey(keyId: string, why: KeyGone): void {
+      // Most keys reported have no stream here (an instance's first sync reports every old expiry).
+      if (perKey.of(keyId) === 0) return;
       for (const entry of [...open]) if (entry.keyId === keyId) entry.slot.end(why);
     },
     get size(): number {
