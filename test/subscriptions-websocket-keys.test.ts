@@ -69,21 +69,30 @@ describe('a key revoked while its WebSocket is open', () => {
     expect(performance.now() - revokedAt).toBeLessThan(REVOCATION_MS);
   });
 
-  it('expired while open: refused from its expiry on, UNAUTHENTICATED until the key sync closes the socket 4401', async () => {
-    const { key, id } = await issueKey(server);
-    const raw = await rawSocket(server.baseUrl);
-    await raw.init(BEARER(key));
-    const expiresAt = Date.now() + 3_000;
-    await server.database.db
-      .collection(API_KEYS_COLLECTION)
-      .updateOne({ _id: id as never }, { $set: { expiresAt: new Date(expiresAt) } });
-    const { refusal, at, attempts } = await subscribeUntilRefused(raw, 3_000 + REVOCATION_MS);
-    // Subscribes worked until the expiry; from it on, whichever comes first: the subscribe's own key
-    // check refuses it, or the key sync closes the idle socket (both within a sync of the expiry).
-    expect(attempts).toBeGreaterThan(1);
-    expect(at).toBeGreaterThanOrEqual(expiresAt);
-    if (refusal) expect(codeOf(refusal.payload)).toBe('UNAUTHENTICATED');
-    expect((await raw.closed).code).toBe(4401);
+  it('expired while open: the next subscribe is refused UNAUTHENTICATED and the socket closes 4401', {
+    timeout: 90_000,
+  }, async () => {
+    // Only between the expiry and the next key sync does the subscribe's own key check refuse: the
+    // sync may close the idle socket first ('The API key expired'), so the case runs until it is seen.
+    let refusalSeen = false;
+    for (let round = 0; round < 5 && !refusalSeen; round++) {
+      const { key, id } = await issueKey(server);
+      const raw = await rawSocket(server.baseUrl);
+      await raw.init(BEARER(key));
+      const expiresAt = Date.now() + 3_000;
+      await server.database.db
+        .collection(API_KEYS_COLLECTION)
+        .updateOne({ _id: id as never }, { $set: { expiresAt: new Date(expiresAt) } });
+      const { refusal, at, attempts } = await subscribeUntilRefused(raw, 3_000 + REVOCATION_MS);
+      expect(attempts).toBeGreaterThan(1);
+      expect(at).toBeGreaterThanOrEqual(expiresAt);
+      const closed = await raw.closed;
+      expect(closed.code).toBe(4401);
+      if (refusal) expect(codeOf(refusal.payload)).toBe('UNAUTHENTICATED');
+      else expect(closed.reason).toBe('The API key expired');
+      refusalSeen = refusal !== undefined;
+    }
+    expect(refusalSeen).toBe(true);
   });
 
   it('its open streams end at the key sync: SSE gets `complete`, the WebSocket closes 4401', async () => {

@@ -68,6 +68,8 @@ export interface TestServerOptions {
 }
 
 const UNREACHABLE = { rate: 1_000_000, burst: 1_000_000 };
+/** How long close() waits for requests still running before it cuts every connection. */
+const CLOSE_GRACE_MS = 2_000;
 const TEST_RATE_LIMITS: RateLimitSettings = { perKey: UNREACHABLE, authFailures: UNREACHABLE };
 
 /** The service's configuration for a test: the defaults, with what the test sets. */
@@ -148,7 +150,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       // WebSockets hold http.close until they are gone: closed first.
       await service.endStreams();
       const closed = new Promise<void>((done) => http.close(() => done()));
-      // close() leaves a socket that has sent no request yet (a browser's preconnect): not idle to it.
+      // close() waits for a socket that has sent no request yet (a browser's preconnect) as for one
+      // mid-request: a moment for a request to finish, then every connection is cut.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((waited) => (grace = setTimeout(waited, CLOSE_GRACE_MS)))]);
+      clearTimeout(grace);
       http.closeAllConnections();
       await closed;
       await service.close();
