@@ -150,11 +150,9 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
       // Unref'd: a stopping process never waits for this timer, only for its streams.
       if (open.size > 0) cutTimer = setTimeout(cutEach, STREAM_CUT_AFTER_MS, open).unref();
     },
-    /** The key was revoked or expired: its streams end now (SSE `complete`); the client's next subscribe gets 401. */
+    /** The key was revoked or expired: its streams end (SSE `complete`). Most keys reported have none here. */
     endKey(keyId: string, why: KeyGone): void {
-      // Most keys reported have no stream here (an instance's first sync reports every old expiry).
-      if (perKey.of(keyId) === 0) return;
-      for (const entry of [...open]) if (entry.keyId === keyId) entry.slot.end(why);
+      if (perKey.of(keyId) > 0) for (const entry of [...open]) if (entry.keyId === keyId) entry.slot.end(why);
     },
     get size(): number {
       return open.size;
