@@ -3,8 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Tracer } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { createKeyRing } from './auth/api-keys.ts';
-import { syncIssuedKeys } from './auth/issued-keys-sync.ts';
+import { createKeyRing, type KeyRing } from './auth/api-keys.ts';
 import type { Config } from './config.ts';
 import { createAccessLog } from './edge/access-log.ts';
 import {
@@ -13,12 +12,12 @@ import {
   createKeyCheck,
   createRequestCharges,
 } from './edge/authenticate.ts';
-import { clientAddressOf } from './edge/client-address.ts';
 import { type CorsPolicy, createCorsPolicy } from './edge/cors.ts';
 import { createDrain } from './edge/drain.ts';
 import { createReadiness } from './edge/health.ts';
 import { createEdgeListener } from './edge/listener.ts';
 import type { RateLimits } from './edge/rate-limits.ts';
+import { createServiceKeys } from './edge/service-keys.ts';
 import { createServiceRateLimits } from './edge/service-rate-limits.ts';
 import { createRoutes } from './edge/service-routes.ts';
 import { createFaces } from './faces.ts';
@@ -78,39 +77,22 @@ export interface Service {
  * GraphQL and REST over one execution, and the subscriptions. Every face creates through the
  * announcing repository, so each stored pet reaches the subscribers.
  */
-function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimits) {
+function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimits, keyRing: KeyRing) {
   // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
   const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, dependencies.metrics) });
   const { config, stores, logger, metrics } = dependencies;
-  const subscriptions = createSubscriptions({ config, pets: stores.pets, logger, metrics });
+  const subscriptions = createSubscriptions({
+    config,
+    pets: stores.pets,
+    logger,
+    metrics,
+    keyStanding: keyRing.standing,
+  });
   const execution = createFaces(
     { ...dependencies, stores: { ...dependencies.stores, pets: subscriptions.pets } },
     { admission, followPets: subscriptions.followPets, giveBack: rateLimits.revalidated },
   );
   return { execution, subscriptions };
-}
-
-/** The keys (configured, and issued ones read from the store) and what checks them: the edge and WebSockets. */
-function createKeys(
-  { config, stores, logger, metrics }: ServiceDependencies,
-  rateLimits: RateLimits,
-  onKeysGone: (keyIds: string[], why: KeyGone) => void,
-) {
-  const keyRing = createKeyRing(config.API_KEYS);
-  const keySync = syncIssuedKeys({
-    ring: keyRing,
-    store: stores.issuedKeys,
-    logger,
-    onDatabaseError: metrics.countDatabaseError,
-    onKeysGone,
-  });
-  const keyCheck: AuthenticationOptions = {
-    verifyApiKey: keyRing.verify,
-    rateLimits,
-    metrics,
-    clientAddress: clientAddressOf(config.TRUST_PROXY),
-  };
-  return { keyRing, keySync, keyCheck };
 }
 
 /** GraphQL over WebSocket: the edge's key check and limits; each operation runs through Yoga. */
@@ -144,9 +126,10 @@ export function createService(dependencies: ServiceDependencies): Service {
   const limits = createServiceRateLimits(dependencies);
   const { rateLimits } = limits;
   const restBasePath = config.REST_BASE_PATH;
-  const { execution, subscriptions } = createExecution(dependencies, rateLimits);
+  const keyRing = createKeyRing(config.API_KEYS);
+  const { execution, subscriptions } = createExecution(dependencies, rateLimits, keyRing);
   // Keys are read asynchronously: websockets exist by then.
-  const { keyRing, keySync, keyCheck } = createKeys(dependencies, rateLimits, (ids, why) =>
+  const { keySync, keyCheck } = createServiceKeys(dependencies, keyRing, rateLimits, (ids, why) =>
     endKeys(ids, why, subscriptions, websockets),
   );
   const sendMetrics = createMetricsHandler(metrics, logger);

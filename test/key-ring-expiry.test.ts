@@ -111,3 +111,19 @@ describe('the key ring reports keys that expired since it last did', () => {
     expect(ring.verify('Bearer token-of-key_late').ok).toBe(true);
   });
 });
+
+describe('the key ring says whether a key, by id, still authenticates', () => {
+  it('configured keys and issued ones before their expiry: yes; expired: expired; revoked or unknown: revoked', () => {
+    const { ring, clock } = ringAt(1_000);
+    ring.setIssuedKeys([issued('key_a', 2_000), issued('key_forever', null)]);
+    const configuredId = ring.verify(`Bearer ${CONFIGURED}`);
+    expect(configuredId.ok && ring.standing(configuredId.keyId)).toBeUndefined();
+    expect(ring.standing('key_a')).toBeUndefined();
+    expect(ring.standing('key_forever')).toBeUndefined();
+    expect(ring.standing('key_never_issued')).toBe('revoked');
+    clock.now = 2_000;
+    expect(ring.standing('key_a')).toBe('expired');
+    ring.setIssuedKeys([issued('key_a', 2_000)]);
+    expect(ring.standing('key_forever')).toBe('revoked');
+  });
+});

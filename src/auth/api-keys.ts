@@ -1,3 +1,4 @@
+import type { KeyGone } from '../http/stream-outcomes.ts';
 import type { ActiveKey } from './api-key-store.ts';
 import { sha256Hex } from './api-key-store.ts';
 import { EVERY_SCOPE, type Scopes } from './scopes.ts';
@@ -44,6 +45,11 @@ export interface KeyRing {
    * later expiry before it is reached is not reported): their open streams end.
    */
   takeExpired(): string[];
+  /**
+   * Whether the key with this id still authenticates, and if not why: a stream opened a while after
+   * its request's key check (a body sent slowly) asks again, so no stream outlives its key.
+   */
+  standing(keyId: string): KeyGone | undefined;
 }
 
 /** API_KEYS keys by the digest of their token: every scope, any document, no expiry. */
@@ -68,6 +74,12 @@ function issuedByDigest(keys: readonly ActiveKey[]): Map<string, KnownKey> {
     scopes: new Set(key.scopes),
   });
   return new Map(keys.map((key) => [key.digest, known(key)]));
+}
+
+/** The issued keys as last read: by digest for requests, by id for streams asking again. */
+function indexIssued(keys: readonly ActiveKey[]) {
+  const byDigest = issuedByDigest(keys);
+  return { byDigest, byId: new Map([...byDigest.values()].map((known) => [known.keyId, known])) };
 }
 
 /** Everything of the issued keys that changes what they allow: equal fingerprints, nothing to replace. */
@@ -97,7 +109,7 @@ function createExpiryReports() {
       return newly;
     },
     /** Keys no longer issued are forgotten, so this holds no more than the issued keys. */
-    keepOnly(keyIds: ReadonlySet<string>): void {
+    keepOnly(keyIds: { has(keyId: string): boolean }): void {
       for (const keyId of reported.keys()) if (!keyIds.has(keyId)) reported.delete(keyId);
     },
   };
@@ -111,7 +123,8 @@ function createExpiryReports() {
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
   const configured = configuredByDigest(configuredKeys);
-  let issued = new Map<string, KnownKey>();
+  const configuredIds = new Set([...configured.values()].map((known) => known.keyId));
+  let issued = indexIssued([]);
   let issuedFingerprint = '';
   const remembered = new Map<string, KnownKey>();
   const expiryReports = createExpiryReports();
@@ -132,7 +145,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     const token = BEARER.exec(authorization)?.[1];
     if (!token) return { ok: false, keyWasSent: true };
     const digest = sha256Hex(token);
-    const known = configured.get(digest) ?? issued.get(digest);
+    const known = configured.get(digest) ?? issued.byDigest.get(digest);
     if (!known) return { ok: false, keyWasSent: true };
     if (remembered.size >= MAX_REMEMBERED) remembered.clear();
     remembered.set(authorization, known);
@@ -143,12 +156,11 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     const fingerprint = fingerprintOf(keys);
     if (fingerprint === issuedFingerprint) return [];
     issuedFingerprint = fingerprint;
-    const before = issued;
-    issued = issuedByDigest(keys);
+    const before = issued.byId;
+    issued = indexIssued(keys);
     remembered.clear();
-    const kept = new Set([...issued.values()].map((known) => known.keyId));
-    expiryReports.keepOnly(kept);
-    return [...before.values()].map((known) => known.keyId).filter((keyId) => !kept.has(keyId));
+    expiryReports.keepOnly(issued.byId);
+    return [...before.keys()].filter((keyId) => !issued.byId.has(keyId));
   }
 
   function takeLastUses(): Map<string, Date> {
@@ -157,11 +169,14 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return taken;
   }
 
-  function hasUsableKey(): boolean {
-    return configured.size > 0 || [...issued.values()].some((known) => !expired(known));
-  }
+  const hasUsableKey = () => configured.size > 0 || [...issued.byId.values()].some((known) => !expired(known));
 
-  const takeExpired = () => expiryReports.take(issued.values(), expired);
+  const takeExpired = () => expiryReports.take(issued.byId.values(), expired);
+  const standing = (keyId: string): KeyGone | undefined => {
+    const known = issued.byId.get(keyId);
+    if (known) return expired(known) ? 'expired' : undefined;
+    return configuredIds.has(keyId) ? undefined : 'revoked';
+  };
 
-  return { verify, setIssuedKeys, takeLastUses, hasUsableKey, takeExpired };
+  return { verify, setIssuedKeys, takeLastUses, hasUsableKey, takeExpired, standing };
 }

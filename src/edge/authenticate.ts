@@ -36,7 +36,7 @@ const rateLimited = (refusal: Refusal): KeyRefusal => ({
 });
 
 /** RFC 6750 §3: name the scheme; flag a key that was sent but is wrong. */
-function unauthenticated(keyWasSent: boolean, headers?: Record<string, string>): KeyRefusal {
+export function unauthenticated(keyWasSent: boolean, headers?: Record<string, string>): KeyRefusal {
   const challenge = keyWasSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"';
   const error = { status: 401, code: 'UNAUTHENTICATED', message: keyWasSent ? INVALID : MISSING };
   return { error, headers: { ...headers, 'WWW-Authenticate': challenge } };

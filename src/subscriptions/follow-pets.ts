@@ -1,9 +1,10 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 import type { FollowPets } from '../context.ts';
+import { unauthenticated } from '../edge/authenticate.ts';
 import { ErrorCode } from '../graphql/errors.ts';
 import type { StreamRecord } from '../http/exchange.ts';
-import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
+import type { KeyGone, StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 import type { Pet } from '../pets/pet.ts';
 import type { PetFeed } from '../pets/pet-feed.ts';
 import type { OpenStreams, StreamSlot } from './open-streams.ts';
@@ -39,6 +40,14 @@ function refusal(reason: StreamRefusal, limits: { maxPerKey: number; maxTotal: n
   });
 }
 
+/** A key gone (revoked, expired) since its request's check, a slowly sent body ago: as any bad key, 401. */
+function keyGone(): GraphQLError {
+  const { error, headers } = unauthenticated(true);
+  return createGraphQLError(error.message, {
+    extensions: { code: error.code, http: { status: error.status, headers } },
+  });
+}
+
 /**
  * The feed's pets, each counted as delivered; the slot is released when the stream ends: the
  * feed's end (its signal aborted: shutdown), a failure, or the consumer's return() (the client left).
@@ -68,8 +77,11 @@ export function createFollowPets(
   feed: PetFeed,
   streams: OpenStreams,
   limits: { maxPerKey: number; maxTotal: number },
+  keyStanding: (keyId: string) => KeyGone | undefined,
 ): FollowPets {
   return (query, exchange) => {
+    // The key sync ends the streams open when a key goes; this one was not open yet.
+    if (keyStanding(exchange.keyId)) throw keyGone();
     const record: StreamRecord = { events: 0, end: undefined };
     const slot = streams.take(exchange.keyId, {
       delivered: () => {

@@ -18,6 +18,8 @@ export interface SubscriptionsOptions {
   pets: PetRepository;
   logger: Logger;
   metrics: StreamMetrics;
+  /** Whether a key still authenticates (the key ring): a stream opening asks again. */
+  keyStanding: (keyId: string) => KeyGone | undefined;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface SubscriptionsOptions {
  * REDIS_URL, instances tell each other of creates through Redis; without it, only this instance's
  * subscribers hear of them at once (others find them on the slow timer).
  */
-export function createSubscriptions({ config, pets, logger, metrics }: SubscriptionsOptions) {
+export function createSubscriptions({ config, pets, logger, metrics, keyStanding }: SubscriptionsOptions) {
   const changes = config.REDIS_URL ? createRedisPetChanges({ url: config.REDIS_URL, logger }) : createLocalPetChanges();
   const feed = createPetFeed({
     pets,
@@ -40,7 +42,7 @@ export function createSubscriptions({ config, pets, logger, metrics }: Subscript
   return {
     /** The repository every face uses: REST, GraphQL, the fast path and idempotent creates. */
     pets: announcingCreates(pets, changes),
-    followPets: createFollowPets(feed, streams, limits),
+    followPets: createFollowPets(feed, streams, limits, keyStanding),
     /**
      * Every open stream ends (SSE `complete`), one not ended a moment later has its connection cut,
      * and new ones are refused: the instance is stopping.
