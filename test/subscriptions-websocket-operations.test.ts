@@ -31,7 +31,7 @@ describe("Yoga's SSE answer read back", () => {
 describe('an operation whose Yoga call throws', () => {
   function setUp(fetchGraphQL: WebSocketsOptions['fetchGraphQL']) {
     const accessLog = vi.fn();
-    const { logger } = capturingLogger();
+    const { logger, lines } = capturingLogger();
     const options = { fetchGraphQL, checkKey: () => true as const, accessLog, logger } as unknown as WebSocketsOptions;
     const counts = createConnectionCounts({ maxPerKey: 1, maxTotal: 1, maxPending: 1 });
     const operations = createWebSocketOperations(options, counts);
@@ -39,16 +39,19 @@ describe('an operation whose Yoga call throws', () => {
     const extra = { request, operations: new Set(), key: { keyId: 'k', authorization: 'Bearer k' } } as ConnectionExtra;
     const subscribe = () =>
       operations.hooks.onSubscribe?.({ extra } as never, '1', { query: '{ __typename }' }) as Promise<unknown>;
-    return { operations, extra, accessLog, subscribe };
+    return { operations, extra, accessLog, subscribe, lines };
   }
 
   it('gets an `error` INTERNAL_SERVER_ERROR, its access-log line with 500, and is no longer open', async () => {
-    const { operations, extra, accessLog, subscribe } = setUp(() => Promise.reject(new Error('boom')));
+    const { operations, extra, accessLog, subscribe, lines } = setUp(() => Promise.reject(new Error('boom')));
     const errors = (await subscribe()) as { toJSON(): { extensions?: { code?: string } } }[];
     expect(errors[0]?.toJSON().extensions?.code).toBe('INTERNAL_SERVER_ERROR');
     expect(extra.operations.size).toBe(0);
     expect(accessLog).toHaveBeenCalledTimes(1);
     expect(accessLog.mock.calls[0]?.[0].res.statusCode).toBe(500);
+    // The error's log line names the request as the access line does (reqId), so the two can be joined.
+    await vi.waitFor(() => expect(lines.find((line) => line.err)).toBeDefined());
+    expect(lines.find((line) => line.err)?.reqId).toBe(accessLog.mock.calls[0]?.[0].id);
     const waited = Promise.race([
       operations.ended(5_000).then(() => 'ended'),
       new Promise((late) => setTimeout(late, 100, 'waiting')),

@@ -161,7 +161,7 @@ export function createWebSocketOperations(options: WebSocketsOptions, connection
     try {
       return await execute(extra, operation, payload);
     } catch (error) {
-      logger.error({ err: error, requestId: operation.id }, 'a GraphQL operation over WebSocket failed');
+      logger.error({ err: error, reqId: operation.id }, 'a GraphQL operation over WebSocket failed');
       if (operation.res.statusCode < 500) operation.res.statusCode = 500;
       finish(extra, operation);
       return [new ForwardedError(INTERNAL_ERROR)];
