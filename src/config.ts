@@ -37,13 +37,23 @@ const trustedProxies = z
     }
   });
 
+/** Longest REST_BASE_PATH: the OpenAPI document's header maxLengths (Location, Link) are computed from it. */
+export const REST_BASE_PATH_MAX_LENGTH = 64;
+/** Most CORS_ORIGINS entries: far more than the browser apps one API serves. */
+export const CORS_ORIGINS_MAX_COUNT = 50;
+/** `https://`, a DNS name (253 characters and a trailing dot) and `:65535`: every origin a browser can reach. */
+export const CORS_ORIGIN_MAX_LENGTH = 'https://'.length + 254 + ':65535'.length;
+const ORIGIN_TOO_LONG = `an origin has at most ${CORS_ORIGIN_MAX_LENGTH} characters`;
+
 // Browser apps' origins, exactly as browsers send them in Origin (no wildcard: each is named).
 const corsOrigins = z
   .string()
   .transform(commaList)
+  .pipe(z.array(z.string()).max(CORS_ORIGINS_MAX_COUNT, `at most ${CORS_ORIGINS_MAX_COUNT} origins`))
   .superRefine((entries, context) => {
     entries.forEach((entry, index) => {
-      const problem = originProblem(entry);
+      // Too long to repeat in a message, and refused before any parsing.
+      const problem = entry.length > CORS_ORIGIN_MAX_LENGTH ? ORIGIN_TOO_LONG : originProblem(entry);
       if (problem) context.addIssue({ code: 'custom', message: problem, path: [index] });
     });
   });
@@ -75,6 +85,7 @@ const envSchema = z
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     REST_BASE_PATH: z
       .string()
+      .max(REST_BASE_PATH_MAX_LENGTH, `at most ${REST_BASE_PATH_MAX_LENGTH} characters (a path such as /v1)`)
       .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /v1, without a trailing slash')
       .default('/v1'),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),

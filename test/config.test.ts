@@ -1,5 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import {
+  CORS_ORIGIN_MAX_LENGTH,
+  CORS_ORIGINS_MAX_COUNT,
+  loadConfig,
+  REST_BASE_PATH_MAX_LENGTH,
+} from '../src/config.ts';
+
+/** A well-formed path exactly `length` long: a slash every 16 characters, never a last one. */
+function basePathOf(length: number): string {
+  return Array.from({ length }, (_, at) => (at % 16 === 0 && at < length - 1 ? '/' : 's')).join('');
+}
+
+/** An origin exactly `length` long: https://, labels of at most 63 characters joined by dots, :65535. */
+function originOf(length: number): string {
+  const hostLength = length - 'https://'.length - ':65535'.length;
+  const labels = Array.from({ length: Math.ceil(hostLength / 64) }, () => 'h'.repeat(63));
+  return `https://${labels.join('.').slice(0, hostLength)}:65535`;
+}
 
 describe('configuration from the environment', () => {
   it('has the documented defaults', () => {
@@ -104,6 +121,47 @@ describe('configuration from the environment', () => {
         entry,
       ).toBe(true);
     }
+  });
+
+  it(`takes a REST_BASE_PATH of ${REST_BASE_PATH_MAX_LENGTH} characters and refuses one longer, saying the limit`, () => {
+    const longest = basePathOf(REST_BASE_PATH_MAX_LENGTH);
+    expect(longest).toHaveLength(REST_BASE_PATH_MAX_LENGTH);
+    const taken = loadConfig({ REST_BASE_PATH: longest });
+    expect(taken.ok && taken.config.REST_BASE_PATH).toBe(longest);
+    // One segment or many: the length counts the whole path.
+    for (const tooLong of [basePathOf(REST_BASE_PATH_MAX_LENGTH + 1), `/${'x'.repeat(REST_BASE_PATH_MAX_LENGTH)}`]) {
+      expect(loadConfig({ REST_BASE_PATH: tooLong }), tooLong).toEqual({
+        ok: false,
+        problems: [`REST_BASE_PATH: at most ${REST_BASE_PATH_MAX_LENGTH} characters (a path such as /v1)`],
+      });
+    }
+    // Too long and badly formed: both are said at once.
+    const both = loadConfig({ REST_BASE_PATH: `${basePathOf(REST_BASE_PATH_MAX_LENGTH)}/` });
+    expect(both.ok ? [] : both.problems).toEqual([
+      expect.stringMatching(/^REST_BASE_PATH: at most /),
+      'REST_BASE_PATH: a path such as /v1, without a trailing slash',
+    ]);
+  });
+
+  it(`takes up to ${CORS_ORIGINS_MAX_COUNT} CORS_ORIGINS of up to ${CORS_ORIGIN_MAX_LENGTH} characters, and refuses more`, () => {
+    const origins = (count: number) => Array.from({ length: count }, (_, index) => `https://app${index}.example.com`);
+    const most = loadConfig({ CORS_ORIGINS: origins(CORS_ORIGINS_MAX_COUNT).join(',') });
+    expect(most.ok && most.config.CORS_ORIGINS).toEqual(origins(CORS_ORIGINS_MAX_COUNT));
+    expect(loadConfig({ CORS_ORIGINS: origins(CORS_ORIGINS_MAX_COUNT + 1).join(',') })).toEqual({
+      ok: false,
+      problems: [`CORS_ORIGINS: at most ${CORS_ORIGINS_MAX_COUNT} origins`],
+    });
+    // The longest origin taken: a host as long as a DNS name with its trailing dot (254), and a port.
+    const longest = originOf(CORS_ORIGIN_MAX_LENGTH);
+    expect(longest).toMatch(/^https:\/\/[a-z.]{254}:65535$/);
+    const taken = loadConfig({ CORS_ORIGINS: `https://app.example.com,${longest}` });
+    expect(taken.ok && taken.config.CORS_ORIGINS).toEqual(['https://app.example.com', longest]);
+    const tooLong = `https://${'h'.repeat(CORS_ORIGIN_MAX_LENGTH)}`;
+    const refused = loadConfig({ CORS_ORIGINS: `https://app.example.com,${tooLong}` });
+    expect(refused).toEqual({
+      ok: false,
+      problems: [`CORS_ORIGINS (entry 2): an origin has at most ${CORS_ORIGIN_MAX_LENGTH} characters`],
+    });
   });
 
   it('treats an empty variable as unset', () => {
