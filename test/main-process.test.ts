@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { type ServiceOptions, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import { type ServiceProcess, startServiceProcess } from './support/service-process.ts';
 import { startFlags } from './support/start-flags.ts';
 import { API_KEY, uniqueDbName } from './support/test-server.ts';
 
@@ -17,9 +18,9 @@ afterEach(() => {
   services.clear();
 });
 
-/** Started as an operator starts it (`via: 'npm'`: npm, then the compiled service it execs), tracked. */
-async function start(via: ServiceOptions['via'], env: Record<string, string>): Promise<ServiceProcess> {
-  const service = await startServiceProcess({ via, env, echo: 'none' });
+/** A service once it listens, tracked so that a failed test still stops it. */
+async function tracked(started: Promise<ServiceProcess>): Promise<ServiceProcess> {
+  const service = await started;
   services.add(service);
   return service;
 }
@@ -46,11 +47,8 @@ describe('npm start', () => {
   it('serves the compiled service with X-Request-Id, and SIGTERM to npm stops it with exit 0', {
     timeout: 90_000,
   }, async () => {
-    const service = await start('npm', {
-      API_KEYS: API_KEY,
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: uniqueDbName('main'),
-    });
+    // As an operator starts it: npm, then the compiled service it execs.
+    const service = await tracked(startServiceOnRunDatabase({ via: 'npm', dbName: uniqueDbName('main') }));
     const { origin } = service;
 
     expect((await fetch(`${origin}/ready`)).status).toBe(200);
@@ -71,7 +69,8 @@ describe('npm start', () => {
     { timeout: 90_000 },
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'petstore-main-'));
-      const service = await start('npm', { API_KEYS: API_KEY, DATA_DIR: dataDir });
+      const env = { API_KEYS: API_KEY, DATA_DIR: dataDir };
+      const service = await tracked(startServiceProcess({ via: 'npm', env, echo: 'none' }));
       const { origin, log } = service;
       expect(log.join('\n')).toContain('embedded database started');
       expect(await processesMentioning(dataDir)).toHaveLength(1);
@@ -84,12 +83,8 @@ describe('npm start', () => {
   );
 
   it('starts in production without API_KEYS and no issued key, saying that no key can authenticate', async () => {
-    const service = await start('node', {
-      NODE_ENV: 'production',
-      API_KEYS: '',
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: uniqueDbName('nokeys'),
-    });
+    const env = { NODE_ENV: 'production', API_KEYS: '' };
+    const service = await tracked(startServiceOnRunDatabase({ dbName: uniqueDbName('nokeys'), env }));
     expect(service.log.join('\n')).toContain('no API key can authenticate');
     expect((await fetch(`${service.origin}/v1/pets`)).status).toBe(401);
     expect(await service.stop()).toBe(0);

@@ -11,12 +11,14 @@ export interface RunDatabaseServiceOptions {
   env?: Record<string, string>;
   /** What of its output also goes to our stderr; none by default. */
   echo?: ServiceOptions['echo'];
+  /** 'npm' for the test of `npm start` itself; `node dist/main.js` by default. */
+  via?: ServiceOptions['via'];
 }
 
-/** `node dist/main.js` keyed with API_KEY (unless `env` says otherwise), on the run's FerretDB. */
+/** The compiled service keyed with API_KEY (unless `env` says otherwise), on the run's FerretDB. */
 export function startServiceOnRunDatabase(options: RunDatabaseServiceOptions): Promise<ServiceProcess> {
   return startServiceProcess({
-    via: 'node',
+    via: options.via ?? 'node',
     echo: options.echo ?? 'none',
     env: { API_KEYS: API_KEY, MONGODB_URI: inject('mongoUri'), MONGODB_DB: options.dbName, ...options.env },
   });
