@@ -5,7 +5,8 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { connectDatabase } from '../src/db/mongo.ts';
 import { rawRequest } from './support/raw-http.ts';
-import { logEntries, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import { logEntries, type ServiceProcess } from './support/service-process.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
 const services = new Set<ServiceProcess>();
@@ -16,11 +17,7 @@ afterEach(async () => {
 
 /** `npm start`'s service with no API_KEYS, on a database of its own (no issued key unless given). */
 async function startWithoutKeys(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const service = await startServiceProcess({
-    via: 'node',
-    echo: 'none',
-    env: { API_KEYS: '', MONGODB_URI: inject('mongoUri'), MONGODB_DB: uniqueDbName('devkey'), ...env },
-  });
+  const service = await startServiceOnRunDatabase({ dbName: uniqueDbName('devkey'), env: { API_KEYS: '', ...env } });
   services.add(service);
   return service;
 }

@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
-import { describe, expect, inject, it } from 'vitest';
-import { startServiceProcess } from './support/service-process.ts';
-import { API_KEY, AUTH, uniqueDbName, useTestServer } from './support/test-server.ts';
+import { describe, expect, it } from 'vitest';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import { AUTH, uniqueDbName, useTestServer } from './support/test-server.ts';
 
 interface Outcome {
   status?: number;
@@ -23,16 +23,10 @@ function get(origin: string, agent: Agent, path: string): Promise<Outcome> {
 
 /** The compiled service, as npm start runs it, on the run's database; resolves once it listens. */
 function startService(env: Record<string, string> = {}) {
-  return startServiceProcess({
-    via: 'node',
-    env: {
-      ...env,
-      API_KEYS: API_KEY,
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: uniqueDbName('drain'),
-      RATE_LIMIT_PER_KEY: '100000',
-      RATE_LIMIT_BURST: '100000',
-    },
+  return startServiceOnRunDatabase({
+    dbName: uniqueDbName('drain'),
+    echo: 'stderr',
+    env: { ...env, RATE_LIMIT_PER_KEY: '100000', RATE_LIMIT_BURST: '100000' },
   });
 }
 

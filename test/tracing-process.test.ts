@@ -2,10 +2,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TRACING_FLUSH_DEADLINE_MS } from '../src/telemetry/settings.ts';
-import { type ServiceProcess, startServiceProcess } from './support/service-process.ts';
-import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import type { ServiceProcess } from './support/service-process.ts';
+import { AUTH, uniqueDbName } from './support/test-server.ts';
 
 // The compiled service as `npm start` runs it (node --import=./dist/telemetry/register.js), with a
 // probe preloaded (NODE_OPTIONS=--require) that records, as the process exits, which OpenTelemetry
@@ -49,13 +50,9 @@ afterEach(() => {
 
 /** The compiled service on the run's database, probed; `env` adds the OTEL_* variables of a test. */
 async function start(env: Record<string, string>, probeFile: string): Promise<ServiceProcess> {
-  const service = await startServiceProcess({
-    via: 'node',
-    echo: 'none',
+  const service = await startServiceOnRunDatabase({
+    dbName: uniqueDbName('tracing'),
     env: {
-      API_KEYS: API_KEY,
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: uniqueDbName('tracing'),
       NODE_OPTIONS: `--require=${probeScript}`,
       TRACING_PROBE_FILE: probeFile,
       ...env,
