@@ -20,6 +20,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { NoEmbeddedDatabaseError, startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { connectDatabase } from '../src/db/mongo.ts';
 import { runKeys } from './support/cli-command.ts';
+import { createPetAt } from './support/create-pet-at.ts';
 import { ServiceExitedError, startServiceProcess } from './support/service-process.ts';
 import { API_KEY, AUTH } from './support/test-server.ts';
 
@@ -264,12 +265,7 @@ describe('NODE_ENV=production and the embedded database', () => {
       env: { NODE_ENV: 'production', EMBEDDED_DATABASE_IN_PRODUCTION: 'allow', API_KEYS: API_KEY, DATA_DIR: dataDir },
     });
     try {
-      const created = await fetch(`${service.origin}/v1/pets`, {
-        method: 'POST',
-        headers: { ...AUTH, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: 'Allowed', categoryId: 1 }),
-      });
-      expect(created.status).toBe(201);
+      await createPetAt(service.origin, AUTH, 'Allowed');
       expect(modeOf(dataDir).toString(8)).toBe('700');
       const { 'ferretdb.sock': _socket, ...files } = modesIn(dataDir);
       expect(
