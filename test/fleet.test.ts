@@ -11,7 +11,8 @@ import { freePort } from './support/free-port.ts';
 import { type Balancer, startBalancer } from './support/haproxy.ts';
 import { type RedisServer, startRedisServer } from './support/redis-server.ts';
 import { HAPROXY, REDIS_SERVER, requiring } from './support/required-tools.ts';
-import { logEntries, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import { logEntries, type ServiceProcess } from './support/service-process.ts';
 import { type Outcome, percentile, send, steadyLoad, summary } from './support/steady-load.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
@@ -46,14 +47,11 @@ let fleet: Fleet;
 const needs = requiring(HAPROXY, REDIS_SERVER);
 
 function startInstance(_name: Name, port: number, dbName: string, limitedKey: string): Promise<ServiceProcess> {
-  return startServiceProcess({
-    via: 'node',
-    echo: 'none',
+  return startServiceOnRunDatabase({
+    dbName,
     env: {
       NODE_ENV: 'production',
       PORT: String(port),
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: dbName,
       API_KEYS: [...LOAD_KEYS, limitedKey].join(','),
       RATE_LIMIT_PER_KEY: String(LIMIT),
       RATE_LIMIT_BURST: String(LIMIT),

@@ -3,13 +3,15 @@
 // it received; what it printed is what this reads.
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRACING_FLUSH_DEADLINE_MS } from '../src/telemetry/settings.ts';
+import { createPetAt } from './support/create-pet-at.ts';
 import { type CollectedSpan, type Collector, OTEL_COLLECTOR, startCollector } from './support/otel-collector.ts';
 import { requiring } from './support/required-tools.ts';
-import { logEntries, type ServiceProcess, startServiceProcess } from './support/service-process.ts';
+import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
+import { logEntries, type ServiceProcess } from './support/service-process.ts';
 import { percentile, send } from './support/steady-load.ts';
-import { API_KEY, AUTH, uniqueDbName } from './support/test-server.ts';
+import { AUTH, uniqueDbName } from './support/test-server.ts';
 
 const needs = requiring(OTEL_COLLECTOR);
 let collector: Collector;
@@ -41,13 +43,9 @@ const logLines = () => logEntries<{ msg?: string; trace_id?: string; url?: strin
 beforeAll(async () => {
   if (needs.skip) return;
   collector = await startCollector();
-  service = await startServiceProcess({
-    via: 'node',
-    echo: 'none',
+  service = await startServiceOnRunDatabase({
+    dbName: uniqueDbName('tracing-e2e'),
     env: {
-      API_KEYS: API_KEY,
-      MONGODB_URI: inject('mongoUri'),
-      MONGODB_DB: uniqueDbName('tracing-e2e'),
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
       OTEL_BSP_SCHEDULE_DELAY: '100',
       RATE_LIMIT_PER_KEY: '100000',
@@ -66,12 +64,7 @@ describe.skipIf(needs.skip)(needs.title('traces exported to a real OpenTelemetry
   let petId: number;
 
   beforeAll(async () => {
-    const created = await fetch(`${service.origin}/v1/pets`, {
-      method: 'POST',
-      headers: { ...AUTH, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'Traced', categoryId: 1 }),
-    });
-    petId = ((await created.json()) as { id: number }).id;
+    petId = await createPetAt(service.origin, AUTH, 'Traced');
   });
 
   it('a REST get sent with its own traceparent is one trace under the caller: route, execute, MongoDB', async () => {
