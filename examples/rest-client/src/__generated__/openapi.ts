@@ -356,12 +356,12 @@ export interface components {
         /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key` (nothing new was stored); absent otherwise. */
         IdempotentReplayed: "true";
         /**
-         * @description Address of the new animal, `/v1/pets/{id}`: the server URL the document is served with, then `/pets/` and the id (at most 16 digits). Its length grows with nothing a request sends.
+         * @description Address of the new animal, `/v1/pets/{id}`: the server URL the document is served with, then `/pets/` and the id. At most 86 characters: the longest base path a deployment may set (`REST_BASE_PATH`, 64) + `/pets/` (6) + the largest id, 2^53-1 (16 digits). Its length grows with nothing a request sends.
          * @example /v1/pets/21
          */
         Location: string;
         /**
-         * @description RFC 8288 link to the next page, present only when a further page exists. The URL keeps `limit` and `status` and adds `cursor`. Its length is the server URL's plus at most the three parameters (the cursor at most 64 characters): it grows with nothing else.
+         * @description RFC 8288 link to the next page, present only when a further page exists. The URL keeps `limit` and `status` as the request spelled them and adds `cursor`. At most 162 characters: `<` (1) + the longest base path (`REST_BASE_PATH`, 64) + `/pets?` (6) + `limit=` and the longest limit accepted (6 + 20: up to 20 digits, leading zeros included) + `&status=available` (17) + `&cursor=` and the cursor of a 16-digit id (8 + 27) + `>; rel="next"` (13).
          * @example </v1/pets?limit=20&cursor=cGV0OjIw>; rel="next"
          */
         NextPageLink: string;
@@ -396,7 +396,7 @@ export interface components {
          */
         RetryAfter: string;
         /**
-         * @description The replacement (`rel="successor-version"`) and this document (`rel="deprecation"`), both under the server URL the document is served with.
+         * @description The replacement (`rel="successor-version"`) and this document (`rel="deprecation"`), both under the server URL the document is served with. At most 221 characters: twice the longest base path (`REST_BASE_PATH`, 64) + the fixed text around them (93).
          * @example </v1/pets>; rel="successor-version", </v1/openapi.json>; rel="deprecation"; type="application/json"
          */
         DeprecationLink: string;
