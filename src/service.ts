@@ -128,7 +128,7 @@ export function createService(dependencies: ServiceDependencies): Service {
   const restBasePath = config.REST_BASE_PATH;
   const keyRing = createKeyRing(config.API_KEYS);
   const { execution, subscriptions } = createExecution(dependencies, rateLimits, keyRing);
-  // Keys are read asynchronously: websockets exist by then.
+  // The ring's issued keys come with the first read, asynchronously: none is gone before websockets exist.
   const { keySync, keyCheck } = createServiceKeys(dependencies, keyRing, rateLimits, (ids, why) =>
     endKeys(ids, why, subscriptions, websockets),
   );

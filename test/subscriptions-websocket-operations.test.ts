@@ -71,3 +71,36 @@ describe('an operation whose Yoga call throws', () => {
     for (const endedAt of await Promise.all(waits)) expect(endedAt - failedAt).toBeLessThan(1_000);
   });
 });
+
+describe('an operation Yoga answers 401 (its key went while it started: follow-pets.ts asks again)', () => {
+  it('gets its `error` UNAUTHENTICATED, then the socket closes 4401 as for a key refused at the subscribe', async () => {
+    const refusal = { errors: [{ message: 'The API key is not valid', extensions: { code: 'UNAUTHENTICATED' } }] };
+    const fetchGraphQL = async () =>
+      new Response(JSON.stringify(refusal), { status: 401, headers: { 'content-type': 'application/json' } });
+    const { logger } = capturingLogger();
+    const options = {
+      fetchGraphQL,
+      checkKey: () => true as const,
+      accessLog: vi.fn(),
+      logger,
+    } as unknown as WebSocketsOptions;
+    const operations = createWebSocketOperations(
+      options,
+      createConnectionCounts({ maxPerKey: 1, maxTotal: 1, maxPending: 1 }),
+    );
+    const socket = { close: vi.fn() };
+    const request = { method: 'GET', url: '/graphql', socket: {} } as IncomingMessage;
+    const extra = {
+      request,
+      socket,
+      operations: new Set(),
+      key: { keyId: 'k', authorization: 'Bearer k' },
+    } as unknown as ConnectionExtra;
+    const subscribed = operations.hooks.onSubscribe?.({ extra } as never, '1', {
+      query: 'subscription { petCreated { cursor } }',
+    }) as Promise<unknown>;
+    const errors = (await subscribed) as { toJSON(): { extensions?: { code?: string } } }[];
+    expect(errors[0]?.toJSON().extensions?.code).toBe('UNAUTHENTICATED');
+    await vi.waitFor(() => expect(socket.close).toHaveBeenCalledWith(4401, 'The API key is not valid'));
+  });
+});

@@ -47,7 +47,7 @@ export interface KeyRing {
   takeExpired(): string[];
   /**
    * Whether the key with this id still authenticates, and if not why: a stream opened a while after
-   * its request's key check (a body sent slowly) asks again, so no stream outlives its key.
+   * its request's key check (a body sent slowly) asks again, so a key gone meanwhile gets no stream.
    */
   standing(keyId: string): KeyGone | undefined;
 }

@@ -46,8 +46,8 @@ export function syncIssuedKeys(options: {
     refresh: async () => {
       // Requests check expiry themselves; streams opened before it end here, before the read (which
       // may wait for its deadline) and again after it, with the expiries it brought.
-      endExpired();
       try {
+        endExpired();
         const gone = ring.setIssuedKeys(await store.active());
         if (gone.length > 0) options.onKeysGone?.(gone, 'revoked');
       } finally {

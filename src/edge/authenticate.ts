@@ -1,23 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { ApiKeyVerifier } from '../auth/api-keys.ts';
+import { type KeyRefusal, unauthenticated } from '../auth/key-refusals.ts';
 import type { Scopes } from '../auth/scopes.ts';
 import type { Exchange } from '../http/exchange.ts';
-import { type HttpError, sendError } from '../http/send-error.ts';
+import { sendError } from '../http/send-error.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { type ClientAddress, limiterBucketOf } from './client-address.ts';
 import type { ChargedExchange, RateLimits, Refusal } from './rate-limits.ts';
 
-const MISSING = 'An API key is required: send "Authorization: Bearer <API_KEY>"';
-const INVALID = 'The API key is not valid';
-
 /** True: go on. False: answered already (401 or 429). A promise of either when a limit store was asked. */
 export type Admission = boolean | Promise<boolean>;
-
-/** Why a key was not admitted: the error (401 or 429) and the headers its answer carries. */
-export interface KeyRefusal {
-  error: HttpError;
-  headers: Record<string, string>;
-}
 
 /** True: admitted. A promise of either when a limit store was asked. */
 export type KeyCheck = true | KeyRefusal | Promise<true | KeyRefusal>;
@@ -34,13 +26,6 @@ const rateLimited = (refusal: Refusal): KeyRefusal => ({
   error: { status: 429, code: 'RATE_LIMITED', message: refusal.message },
   headers: refusal.headers,
 });
-
-/** RFC 6750 §3: name the scheme; flag a key that was sent but is wrong. */
-export function unauthenticated(keyWasSent: boolean, headers?: Record<string, string>): KeyRefusal {
-  const challenge = keyWasSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"';
-  const error = { status: 401, code: 'UNAUTHENTICATED', message: keyWasSent ? INVALID : MISSING };
-  return { error, headers: { ...headers, 'WWW-Authenticate': challenge } };
-}
 
 export interface AuthenticationOptions {
   verifyApiKey: ApiKeyVerifier;

@@ -1,7 +1,7 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
+import { unauthenticated } from '../auth/key-refusals.ts';
 import type { FollowPets } from '../context.ts';
-import { unauthenticated } from '../edge/authenticate.ts';
 import { ErrorCode } from '../graphql/errors.ts';
 import type { StreamRecord } from '../http/exchange.ts';
 import type { KeyGone, StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';

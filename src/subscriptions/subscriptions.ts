@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { KeyGone } from '../http/stream-outcomes.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { announcingCreates } from '../pets/announcing-creates.ts';
 import { createLocalPetChanges } from '../pets/pet-changes.ts';
 import { createPetFeed } from '../pets/pet-feed.ts';
@@ -17,7 +18,8 @@ export interface SubscriptionsOptions {
   /** The store's repository: the feed reads it, and creates through it are announced. */
   pets: PetRepository;
   logger: Logger;
-  metrics: StreamMetrics;
+  /** Stream metrics, and the failed authentications a key gone as its stream opens is counted with. */
+  metrics: StreamMetrics & Pick<Metrics, 'countAuthFailure'>;
   /** Whether a key still authenticates (the key ring): a stream opening asks again. */
   keyStanding: (keyId: string) => KeyGone | undefined;
 }
@@ -42,7 +44,12 @@ export function createSubscriptions({ config, pets, logger, metrics, keyStanding
   return {
     /** The repository every face uses: REST, GraphQL, the fast path and idempotent creates. */
     pets: announcingCreates(pets, changes),
-    followPets: createFollowPets(feed, streams, limits, keyStanding),
+    followPets: createFollowPets(feed, streams, limits, (keyId) => {
+      const gone = keyStanding(keyId);
+      // Refused 401 as any bad key is, so counted with them.
+      if (gone) metrics.countAuthFailure('invalid');
+      return gone;
+    }),
     /**
      * Every open stream ends (SSE `complete`), one not ended a moment later has its connection cut,
      * and new ones are refused: the instance is stopping.

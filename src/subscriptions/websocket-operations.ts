@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError, parse } from 'graphql';
 import { CloseCode, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import type { KeyRefusal } from '../auth/key-refusals.ts';
 import type { ServerContext } from '../context.ts';
-import type { KeyRefusal } from '../edge/authenticate.ts';
 import { schema } from '../graphql/schema/index.ts';
 import { GRAPHQL_ENDPOINT } from '../yoga.ts';
 import type { ConnectionContext, ConnectionExtra, WebSocketsOptions } from './websocket.ts';
@@ -55,6 +55,11 @@ const argsOf = (rootValue: unknown): ExecutionArgs => ({ schema, document: RUN_B
 /** Closes with `code` once the operation's `error` went out (graphql-ws sends it after onSubscribe resolves). */
 function closeAfterError(extra: ConnectionExtra, code: number, reason: string): void {
   setImmediate(() => extra.socket.close(code, closeReason(reason)));
+}
+
+/** A key gone while its operation started (follow-pets.ts asks again): closed as a refused key is. */
+function closeUnauthorized(extra: ConnectionExtra, errors: readonly GraphQLFormattedError[] | undefined): void {
+  closeAfterError(extra, CloseCode.Unauthorized, errors?.[0]?.message ?? '');
 }
 
 /**
@@ -149,6 +154,7 @@ export function createWebSocketOperations(options: WebSocketsOptions, connection
     }
     const result = (await response.json()) as ExecutionResult & { errors?: GraphQLFormattedError[] };
     finish(extra, operation);
+    if (response.status === 401) closeUnauthorized(extra, result.errors);
     // Errors without `data`: the operation never ran (GraphQL spec §7.1.2), graphql-ws's `error`.
     if (!('data' in result) && result.errors?.length) return result.errors.map((error) => new ForwardedError(error));
     return argsOf(result);
