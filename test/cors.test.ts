@@ -259,8 +259,14 @@ describe('CORS_ORIGINS in the configuration', () => {
     expect(problems[0]).toMatch(/^CORS_ORIGINS \(entry 2\): /);
   });
 
-  it('never repeats a password written into an origin', () => {
-    const problems = problemsOf('https://user:s3cret@app.example.com');
+  it.each([
+    'https://user:s3cret@app.example.com',
+    // Wrong in other ways too: those checks would repeat the entry.
+    'ftp://admin:s3cret@app.example.com',
+    'https://admin:s3cret@',
+    'https://admin:s3cret@app.example.com/path',
+  ])('never repeats a password written into an origin (%#)', (entry) => {
+    const problems = problemsOf(entry);
     expect(problems).toEqual(['CORS_ORIGINS (entry 1): an origin carries no user or password']);
   });
 });

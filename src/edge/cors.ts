@@ -47,12 +47,12 @@ export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 
 /** Why an entry of CORS_ORIGINS is not an origin as browsers send it; undefined when it is one. */
 export function originProblem(entry: string): string | undefined {
+  // Never repeated, whatever else is wrong with it: an entry with `@` may carry a password.
+  if (entry.includes('@')) return 'an origin carries no user or password';
   if (entry === '*' || entry === 'null') return `"${entry}" is not allowed: list each origin exactly`;
   if (!URL.canParse(entry)) return `"${entry}" is not an origin such as https://app.example.com`;
   const url = new URL(entry);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `"${entry}" must start with http:// or https://`;
-  // Never repeated: it may carry a password.
-  if (url.username || url.password) return 'an origin carries no user or password';
   if (url.search || url.hash || entry.endsWith('/') || url.pathname !== '/') {
     return `"${entry}" must be scheme://host[:port], with no path or query`;
   }
