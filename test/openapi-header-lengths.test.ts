@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CORS_ORIGIN_MAX_LENGTH, REST_BASE_PATH_MAX_LENGTH } from '../src/config.ts';
-import { MAX_INT64_EXACT } from '../src/pets/pet.ts';
+import { LIST_LIMIT, MAX_INT64_EXACT, PET_STATUSES } from '../src/pets/pet.ts';
 import { AUTH, useTestServer } from './support/test-server.ts';
 
 /**
@@ -24,9 +24,9 @@ const LONGEST_BASE_PATH = `/${'a'.repeat(31)}/${'b'.repeat(REST_BASE_PATH_MAX_LE
 /** The longest origin the configuration takes: a host as long as a DNS name with its trailing dot. */
 const LONGEST_ORIGIN = `https://${['c', 'd', 'e'].map((letter) => letter.repeat(63)).join('.')}.${'f'.repeat(61)}.:65535`;
 /** The longest spelling of a limit the service accepts: up to 20 digits, so leading zeros included. */
-const LONGEST_LIMIT = '100'.padStart(20, '0');
-/** The longest status value (`available`). */
-const LONGEST_STATUS = 'available';
+const LONGEST_LIMIT = String(LIST_LIMIT.max).padStart(20, '0');
+/** The longest status value. */
+const LONGEST_STATUS = [...PET_STATUSES].sort((a, b) => b.length - a.length)[0] as string;
 /** A page of 100 and one pet after it, all with the largest ids there can be. */
 const PETS = 101;
 
@@ -79,7 +79,9 @@ describe('headers at their longest, against the maxLength the document states', 
     expect(page.status, page.text).toBe(200);
     expect(page.body).toHaveLength(100);
     const link = String(page.headers.link);
-    expect(link).toMatch(new RegExp(`^<${LONGEST_BASE_PATH}/pets\\?limit=${LONGEST_LIMIT}&status=available&cursor=`));
+    expect(link).toMatch(
+      new RegExp(`^<${LONGEST_BASE_PATH}/pets\\?limit=${LONGEST_LIMIT}&status=${LONGEST_STATUS}&cursor=`),
+    );
     expect(link.length).toBeLessThanOrEqual(maxLengthOf('NextPageLink'));
     // The bound is the real maximum, not a guess above it.
     expect(link).toHaveLength(maxLengthOf('NextPageLink'));
@@ -92,9 +94,11 @@ describe('headers at their longest, against the maxLength the document states', 
   });
 
   it('a longer spelling of limit is refused, so no next link carries one', async () => {
-    const longer = await server.request.get(`${LONGEST_BASE_PATH}/pets?limit=0${LONGEST_LIMIT}`).set(AUTH);
-    expect(longer.status, longer.text).toBe(400);
-    expect(longer.headers.link).toBeUndefined();
+    for (const limit of [`0${LONGEST_LIMIT}`, `-${LONGEST_LIMIT}`]) {
+      const longer = await server.request.get(`${LONGEST_BASE_PATH}/pets?limit=${limit}`).set(AUTH);
+      expect(longer.status, longer.text).toBe(400);
+      expect(longer.headers.link).toBeUndefined();
+    }
     const unknown = await server.request.get(`${LONGEST_BASE_PATH}/pets?status=availableish`).set(AUTH);
     expect(unknown.status, unknown.text).toBe(400);
   });
@@ -116,6 +120,12 @@ describe('headers at their longest, against the maxLength the document states', 
       .set({ ...AUTH, Origin: LONGEST_ORIGIN });
     expect(response.status, response.text).toBe(200);
     expect(response.headers['access-control-allow-origin']).toBe(LONGEST_ORIGIN);
-    expect(LONGEST_ORIGIN).toHaveLength(maxLengthOf('Access-Control-Allow-Origin'));
+    expect(response.headers['access-control-allow-origin']).toHaveLength(maxLengthOf('Access-Control-Allow-Origin'));
+    // A preflight names the origin the same way.
+    const preflight = await server.request
+      .options(`${LONGEST_BASE_PATH}/pets`)
+      .set({ Origin: LONGEST_ORIGIN, 'Access-Control-Request-Method': 'GET' });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toHaveLength(maxLengthOf('Access-Control-Allow-Origin'));
   });
 });

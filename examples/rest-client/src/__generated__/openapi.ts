@@ -361,7 +361,7 @@ export interface components {
          */
         Location: string;
         /**
-         * @description RFC 8288 link to the next page, present only when a further page exists. The URL keeps `limit` and `status` as the request spelled them and adds `cursor`. At most 162 characters: `<` (1) + the longest base path (`REST_BASE_PATH`, 64) + `/pets?` (6) + `limit=` and the longest limit accepted (6 + 20: up to 20 digits, leading zeros included) + `&status=available` (17) + `&cursor=` and the cursor of a 16-digit id (8 + 27) + `>; rel="next"` (13).
+         * @description RFC 8288 link to the next page, present only when a further page exists. The URL keeps the request's `limit` and `status` values (a limit's leading zeros too) and adds `cursor`. At most 162 characters: `<` (1) + the longest base path (`REST_BASE_PATH`, 64) + `/pets?` (6) + `limit=` and the longest limit accepted (6 + 20: up to 20 digits, leading zeros included) + `&status=available` (17) + `&cursor=` and the cursor of a 16-digit id (8 + 27) + `>; rel="next"` (13).
          * @example </v1/pets?limit=20&cursor=cGV0OjIw>; rel="next"
          */
         NextPageLink: string;
