@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Context, ServerContext } from './context.ts';
 import type { PublishedDocuments } from './documents/published-documents.ts';
 import type { ErrorLog } from './graphql/error-log.ts';
+import { introspectionCachePlugin } from './graphql/introspection-cache.ts';
 import { type ListSizeCheck, useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
 import { pluginsForBothPaths } from './graphql/mirrored-plugins.ts';
@@ -62,7 +63,8 @@ export interface GraphQLServerOptions {
  * the trusted-documents gate and swap (graphql-fast-request.ts; the gate's automatic persisted
  * queries act only on requests carrying `extensions`, which the fast path always leaves to Yoga,
  * hasOrdinaryParams, and REST never sends), the error log, the scope, the
- * list-size limit, the price, the variable codes and graphql-jit (direct-execution.ts); the query
+ * list-size limit, the price, the introspection cache, the variable codes and graphql-jit
+ * (direct-execution.ts); the query
  * limits and the validated documents judge a document once, before the fast path may run it
  * (validated-documents.ts); the spans, while tracing, when the fast path is off (the direct execution
  * opens REST's execute span). A plugin added here must say the same, or go to `plugins`.
@@ -85,6 +87,8 @@ function mirroredPlugins(options: GraphQLServerOptions) {
     useListSizeLimit(listSizeCheck),
     // After the list-size limit: a request refused for its size pays no more than the edge's point.
     admission.chargePlugin,
+    // After the price is paid: a kept introspection answer runs nothing more.
+    introspectionCachePlugin(),
     useVariableErrorCodes(),
     // A document that does not compile (an unknown operationName) answers with its errors; by
     // default the plugin also writes them with console.error, outside the JSON log.

@@ -46,8 +46,15 @@ describe('the price of an operation: one point per root field it runs', () => {
       3,
       'pets:read',
     ],
-    // Introspection at the root is free and open to any key; it never makes a price below one.
+    // Introspection at the root is open to any key; __schema and __type cost a point each, __typename nothing.
     ['{ __typename __schema { queryType { name } } }', 1, undefined],
+    ['{ __typename }', 1, undefined],
+    [
+      '{ a: __schema { queryType { name } } b: __schema { queryType { name } } __type(name: "Pet") { name } }',
+      3,
+      undefined,
+    ],
+    ['{ __schema { queryType { name } } pets(limit: 1) { id } }', 2, 'pets:read'],
     ['{ __typename a: pets { id } }', 1, 'pets:read'],
     [
       'mutation { a: createPet(input: { name: "a", categoryId: 1 }) { id } b: createPet(input: { name: "b", categoryId: 1 }) { id } }',
@@ -55,15 +62,16 @@ describe('the price of an operation: one point per root field it runs', () => {
       'pets:write',
     ],
   ])('%s costs %i and needs %s', (text, cost, scope) => {
-    expect(priceOf(parse(text))).toEqual({ cost, scope });
+    const introspection = scope === undefined && text.includes('__schema');
+    expect(priceOf(parse(text))).toEqual({ cost, scope, introspection });
   });
 
   it('picks the operation by name, and has no price for a document that selects none', () => {
     const document = parse(
       'query One { a: pets { id } } mutation Two { createPet(input: { name: "x", categoryId: 1 }) { id } }',
     );
-    expect(priceOf(document, 'One')).toEqual({ cost: 1, scope: 'pets:read' });
-    expect(priceOf(document, 'Two')).toEqual({ cost: 1, scope: 'pets:write' });
+    expect(priceOf(document, 'One')).toEqual({ cost: 1, scope: 'pets:read', introspection: false });
+    expect(priceOf(document, 'Two')).toEqual({ cost: 1, scope: 'pets:write', introspection: false });
     expect(priceOf(document)).toBeUndefined();
     expect(priceOf(document, 'Three')).toBeUndefined();
   });
@@ -77,7 +85,7 @@ describe('the price of an operation: one point per root field it runs', () => {
     const text = `{ ...F0 } ${chain.join(' ')} fragment F${levels} on Query { __typename }`;
     const document = parse(text, { maxTokens: Number.POSITIVE_INFINITY });
     const started = performance.now();
-    expect(priceOf(document)).toEqual({ cost: levels, scope: 'pets:read' });
+    expect(priceOf(document)).toEqual({ cost: levels, scope: 'pets:read', introspection: false });
     const ms = performance.now() - started;
     console.info(`price of a ${levels}-level fragment chain (${text.length} bytes): ${ms.toFixed(2)} ms`);
     expect(ms).toBeLessThan(200);

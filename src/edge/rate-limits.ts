@@ -33,6 +33,8 @@ export interface ChargedExchange {
   keyId: string;
   id: string;
   setResponseHeader(name: string, value: string): void;
+  /** Set once request() took the request's point: only then may a 304 give it back. */
+  pointPaid?: boolean;
 }
 
 function setRateLimitFields(policy: Policy, exchange: ChargedExchange, remaining: number, msBeforeNext: number) {
@@ -67,7 +69,10 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     /** Counts a request of this key (one point): sets its RateLimit fields, or gives the refusal. */
     request(exchange: ChargedExchange): Promise<Refusal | undefined> | undefined {
       return keys?.consume(exchange.keyId).then(
-        (result) => setRateLimitFields(keys, exchange, result.remainingPoints, result.msBeforeNext),
+        (result) => {
+          exchange.pointPaid = true;
+          return setRateLimitFields(keys, exchange, result.remainingPoints, result.msBeforeNext);
+        },
         (rejected: unknown) =>
           isRefusal(rejected) ? refusal(keys, rejected.msBeforeNext, overRate) : storeFailed(rejected, exchange.id),
       );
@@ -95,8 +100,12 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
       );
     },
 
-    /** A 304's request (conditional-get.ts): its point back, within the key's revalidation allowance. */
+    /**
+     * A 304's request (conditional-get.ts): its point back, within the key's revalidation allowance.
+     * Only a point it paid: one let through by a failing store gives nothing back.
+     */
     revalidated(exchange: ChargedExchange): Promise<undefined> | undefined {
+      if (!exchange.pointPaid) return undefined;
       return refunds?.(exchange.keyId).then(
         (after) =>
           keys && after ? setRateLimitFields(keys, exchange, after.remainingPoints, after.msBeforeNext) : undefined,

@@ -3,6 +3,7 @@ import type { Context, ExecutionExchange, ServerContext } from '../context.ts';
 import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
 import { type CompiledOperation, compileOperation } from './compiled-operation.ts';
 import type { ErrorLog } from './error-log.ts';
+import { introspectionCacheOf } from './introspection-cache.ts';
 import type { ListSizeCheck } from './list-size.ts';
 import { maskError } from './masked-errors.ts';
 import type { OperationAdmission } from './operation-admission.ts';
@@ -28,16 +29,22 @@ export interface DirectExecutionOptions {
  * Runs operations whose documents are already parsed and validated (REST's own, and those Yoga has
  * validated for the GraphQL fast path) without Yoga's per-request envelop: the same context, the
  * same graphql-jit executor, and the same rules, in the order Yoga's plugins apply them (scope,
- * list-size limit, price, variable codes, error log, masking). The plugins call the same functions
+ * list-size limit, price, introspection cache, variable codes, error log, masking). The plugins call the same functions
  * (yoga.ts), so there is one source for each rule; `test/graphql-fast-path.test.ts` holds its
  * answers to Yoga's for the same requests, and the REST suites pin REST's.
  */
 export function createDirectExecution(options: DirectExecutionOptions) {
   const { schema, createContext, errorLog, listSizeCheck, admission, executeSpans } = options;
+  const introspections = introspectionCacheOf(schema);
 
   function executeAdmitted(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
-    const coded = (result: ExecutionResult) =>
-      withVariableErrorCodes(schema, operation.document, operation.operationName, variables, result);
+    const { document, operationName, price } = operation;
+    const kept = price.introspection ? introspections.get(document, operationName, variables) : undefined;
+    if (kept) return kept;
+    const coded = (result: ExecutionResult) => {
+      if (price.introspection) introspections.set(document, operationName, variables, result);
+      return withVariableErrorCodes(schema, document, operationName, variables, result);
+    };
     const result = operation.query(undefined, createContext({ exchange }), variables);
     return result instanceof Promise ? result.then(coded) : coded(result);
   }

@@ -18,6 +18,8 @@ export interface OperationPrice {
   scope: Scope | undefined;
   /** One point per root field it runs, at least one: the point the edge took at authentication. */
   cost: number;
+  /** Only `__schema`/`__type` (and `__typename`) at the root: its answer depends on the schema alone. */
+  introspection: boolean;
 }
 
 /** A rate-limit refusal, as the edge answers it: the message and the 429's headers. */
@@ -32,8 +34,19 @@ export type ChargeExchange = (
   cost: number,
 ) => Promise<ChargeRefusal | undefined> | undefined;
 
-/** Introspection at the root reads the schema, not the store: free, and open to any key (GraphiQL needs it). */
+/**
+ * Introspection at the root reads the schema, not the store: open to any key (GraphiQL needs it), but
+ * `__schema` and `__type` cost a point each like any field, since a full answer is large to build and
+ * send. `__typename` is free: it costs no more than a name.
+ */
+const isTypename = (name: string) => name === '__typename';
 const isMetaField = (name: string) => name.startsWith('__');
+
+/** The response keys an operation's root selection runs: those that read the store, and introspection's. */
+interface RootFields {
+  data: number;
+  introspection: number;
+}
 
 /**
  * The response keys an operation's root selection runs, as graphql-js collects them: aliases apart,
@@ -41,15 +54,19 @@ const isMetaField = (name: string) => name.startsWith('__');
  * each part of the document at most once, whatever its shape. @skip and @include are not read: the
  * price is known before the variables are.
  */
-function rootFieldCount(document: DocumentNode, operation: OperationDefinitionNode): number {
+function rootFieldCount(document: DocumentNode, operation: OperationDefinitionNode): RootFields {
   const fragments = fragmentsOf(document);
   const keys = new Set<string>();
+  const metaKeys = new Set<string>();
   const spread = new Set<string>();
   const pending: SelectionSetNode[] = [operation.selectionSet];
   for (let selectionSet = pending.pop(); selectionSet; selectionSet = pending.pop()) {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
-        if (!isMetaField(selection.name.value)) keys.add((selection.alias ?? selection.name).value);
+        const name = selection.name.value;
+        const key = (selection.alias ?? selection.name).value;
+        if (!isMetaField(name)) keys.add(key);
+        else if (!isTypename(name)) metaKeys.add(key);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         pending.push(selection.selectionSet);
       } else if (!spread.has(selection.name.value)) {
@@ -59,7 +76,7 @@ function rootFieldCount(document: DocumentNode, operation: OperationDefinitionNo
       }
     }
   }
-  return keys.size;
+  return { data: keys.size, introspection: metaKeys.size };
 }
 
 const prices = new WeakMap<DocumentNode, Map<string, OperationPrice>>();
@@ -67,7 +84,7 @@ const prices = new WeakMap<DocumentNode, Map<string, OperationPrice>>();
 /**
  * The price of the operation a request selects, worked out once per document and operation
  * (Yoga's parser cache and the fast path hand the same document back): queries need `pets:read`,
- * mutations `pets:write`, and an operation of nothing but introspection needs no scope. Undefined
+ * mutations `pets:write`, and an operation of nothing but introspection needs no scope (it still pays). Undefined
  * when the document selects no operation (execution says so in its own words); such names are not
  * remembered, so a client cannot grow the memory with names of its choosing.
  */
@@ -77,9 +94,13 @@ export function priceOf(document: DocumentNode, operationName?: string | null): 
   if (known) return known;
   const operation = getOperationAST(document, operationName);
   if (!operation) return undefined;
-  const fields = rootFieldCount(document, operation);
+  const { data, introspection } = rootFieldCount(document, operation);
   const needed: Scope = operation.operation === 'mutation' ? 'pets:write' : 'pets:read';
-  const price = { scope: fields === 0 ? undefined : needed, cost: Math.max(1, fields) };
+  const price = {
+    scope: data === 0 ? undefined : needed,
+    cost: Math.max(1, data + introspection),
+    introspection: data === 0 && introspection > 0,
+  };
   let byName = prices.get(document);
   if (!byName) {
     byName = new Map();

@@ -96,6 +96,8 @@ export interface Revalidating {
   keyId: string;
   id: string;
   setResponseHeader(name: string, value: string): void;
+  /** Whether the request's point was taken: nothing else is given back. */
+  pointPaid?: boolean;
 }
 export type GiveBack = (exchange: Revalidating) => Promise<unknown> | undefined;
 

@@ -32,6 +32,8 @@ export class Exchange {
   scopes = NO_SCOPES;
   /** Where the request came from, as TRUST_PROXY's rule reads it ('' until authentication looks). */
   clientAddress = '';
+  /** Whether the edge took this request's rate-limit point (a 304 gives back only a point it took). */
+  pointPaid = false;
   /** The published document a GraphQL request named (`sha256:…`), '' when it sent none. */
   documentId = '';
   /** Path parameters of the matched route, still percent-encoded. */

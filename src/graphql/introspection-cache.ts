@@ -1,0 +1,87 @@
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { priceOf } from './operation-admission.ts';
+
+/**
+ * Answers kept per schema. Clients send a handful of introspection documents (GraphiQL's, codegen's);
+ * a full answer is large, so a few are kept, the oldest going first.
+ */
+export const MAX_CACHED_INTROSPECTIONS = 16;
+
+type Variables = Readonly<Record<string, unknown>> | undefined;
+
+/** Where an operation's answer is kept: its document, its name and its variables. */
+const keyOf = (operationName: string | null | undefined, variables: Variables) =>
+  `${operationName ?? ''}\n${variables === undefined ? '' : JSON.stringify(variables)}`;
+
+function createIntrospectionCache(max: number) {
+  const byDocument = new WeakMap<DocumentNode, Map<string, ExecutionResult>>();
+  const order: { document: DocumentNode; key: string }[] = [];
+  return {
+    get(document: DocumentNode, operationName: string | null | undefined, variables: Variables) {
+      const found = byDocument.get(document)?.get(keyOf(operationName, variables));
+      // A copy: whatever answers it may add to the result (extensions) without touching the kept one.
+      return found && { ...found };
+    },
+    set(
+      document: DocumentNode,
+      operationName: string | null | undefined,
+      variables: Variables,
+      result: ExecutionResult,
+    ) {
+      // Only whole answers: an error may depend on the request (a deadline), not on the schema.
+      if (result.errors?.length || !result.data) return;
+      const key = keyOf(operationName, variables);
+      let kept = byDocument.get(document);
+      if (kept?.has(key)) return;
+      if (order.length >= max) {
+        const oldest = order.shift() as { document: DocumentNode; key: string };
+        byDocument.get(oldest.document)?.delete(oldest.key);
+      }
+      if (!kept) {
+        kept = new Map();
+        byDocument.set(document, kept);
+      }
+      kept.set(key, { data: result.data });
+      order.push({ document, key });
+    },
+  };
+}
+
+export type IntrospectionCache = ReturnType<typeof createIntrospectionCache>;
+
+const caches = new WeakMap<GraphQLSchema, IntrospectionCache>();
+
+/**
+ * The answers to operations of nothing but introspection, which depend on the schema alone: built
+ * once, then served from here by Yoga (introspectionCachePlugin) and the direct execution alike, so
+ * the work a key pays for stays small. Keyed by the document object, which Yoga's parser cache and the
+ * fast path hand back for the same text.
+ */
+export function introspectionCacheOf(schema: GraphQLSchema, max = MAX_CACHED_INTROSPECTIONS): IntrospectionCache {
+  let cache = caches.get(schema);
+  if (!cache) {
+    cache = createIntrospectionCache(max);
+    caches.set(schema, cache);
+  }
+  return cache;
+}
+
+/** Yoga's half: after the price is paid, before graphql-jit runs the operation. */
+export function introspectionCachePlugin(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const { document, operationName, variableValues, schema } = args;
+      if (!priceOf(document, operationName)?.introspection) return;
+      const cache = introspectionCacheOf(schema);
+      const variables = variableValues ?? undefined;
+      const kept = cache.get(document, operationName, variables);
+      if (kept) return setResultAndStopExecution(kept);
+      return {
+        onExecuteDone({ result }) {
+          if (!(Symbol.asyncIterator in result)) cache.set(document, operationName, variables, result);
+        },
+      };
+    },
+  };
+}
