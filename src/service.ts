@@ -87,6 +87,7 @@ function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimi
     logger,
     metrics,
     keyStanding: keyRing.standing,
+    payStream: rateLimits.streamPoints,
   });
   const execution = createFaces(
     { ...dependencies, stores: { ...dependencies.stores, pets: subscriptions.pets } },

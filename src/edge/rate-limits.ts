@@ -43,29 +43,15 @@ function setRateLimitFields(policy: Policy, exchange: ChargedExchange, remaining
   return undefined;
 }
 
-/**
- * The edge's rate limits. Per API key on every authenticated request, and on what a GraphQL request
- * runs beyond its first root field (charge); per client address on failed authentication
- * (failed-authentications.ts).
- */
-export function createRateLimits({ perKey, authFailures, logger, store = memoryLimiterStore }: RateLimitsOptions) {
-  const keys = createPolicy('default', perKey, store);
-  /** A store that fails must not take the API down: let the request through (Redis's falls back to memory first). */
-  function storeFailed(error: unknown, reqId: string): undefined {
-    logger.warn({ err: error, reqId }, 'rate limit store failed; request let through');
-    return undefined;
-  }
-  const failures = createFailedAuthentications({
-    failures: createPolicy('auth-failures', authFailures, store),
-    logger,
-    storeFailed,
-  });
-  const refunds = keys && createRevalidationRefunds(keys, store);
+/** A stream short of points asks again no sooner than this: the store is not polled in a loop. */
+const MIN_STREAM_WAIT_MS = 50;
+
+type StoreFailed = (error: unknown, reqId: string) => undefined;
+
+/** What a key pays: its request's point, and the rest of a GraphQL request's price. */
+function keyPayments(keys: Policy | undefined, perKey: Rate, storeFailed: StoreFailed, logger: Logger) {
   const overRate = `Too many requests for this API key (over ${perKey.rate} per second)`;
-
   return {
-    ...failures,
-
     /** Counts a request of this key (one point): sets its RateLimit fields, or gives the refusal. */
     request(exchange: ChargedExchange): Promise<Refusal | undefined> | undefined {
       return keys?.consume(exchange.keyId).then(
@@ -99,6 +85,44 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
         },
       );
     },
+
+    /**
+     * Takes `points` for work a stream does as it goes (a replay's pages): resolves to 0 once paid, or
+     * to how long until the key's second quota is whole again when it cannot pay now (nothing spent).
+     * With no limit, or a store that fails, 0: the work goes on, as a request would be let through.
+     */
+    streamPoints({ keyId, id }: Pick<ChargedExchange, 'keyId' | 'id'>, points: number): Promise<number> {
+      if (!keys) return Promise.resolve(0);
+      return payPoints(keys, keyId, points).then(
+        ({ short }) => (short ? Math.max(MIN_STREAM_WAIT_MS, short.steadyMs) : 0),
+        (error: unknown) => storeFailed(error, id) ?? 0,
+      );
+    },
+  };
+}
+
+/**
+ * The edge's rate limits. Per API key on every authenticated request, and on what a GraphQL request
+ * runs beyond its first root field (charge); per client address on failed authentication
+ * (failed-authentications.ts).
+ */
+export function createRateLimits({ perKey, authFailures, logger, store = memoryLimiterStore }: RateLimitsOptions) {
+  const keys = createPolicy('default', perKey, store);
+  /** A store that fails must not take the API down: let the request through (Redis's falls back to memory first). */
+  function storeFailed(error: unknown, reqId: string): undefined {
+    logger.warn({ err: error, reqId }, 'rate limit store failed; request let through');
+    return undefined;
+  }
+  const failures = createFailedAuthentications({
+    failures: createPolicy('auth-failures', authFailures, store),
+    logger,
+    storeFailed,
+  });
+  const refunds = keys && createRevalidationRefunds(keys, store);
+
+  return {
+    ...failures,
+    ...keyPayments(keys, perKey, storeFailed, logger),
 
     /**
      * A 304's request (conditional-get.ts): its point back, within the key's revalidation allowance.

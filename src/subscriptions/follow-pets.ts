@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 import { unauthenticated } from '../auth/key-refusals.ts';
-import type { FollowPets } from '../context.ts';
+import type { ExecutionExchange, FollowPets } from '../context.ts';
 import { ErrorCode } from '../graphql/errors.ts';
 import type { StreamRecord } from '../http/exchange.ts';
 import type { KeyGone, StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
@@ -15,6 +16,15 @@ import type { OpenStreams, StreamSlot } from './open-streams.ts';
  * retry to another instance.
  */
 export const SUBSCRIPTION_RETRY_AFTER_SECONDS = 10;
+/**
+ * Pets a stream delivers for one rate-limit point: as many as one page of `GET /v1/pets?limit=100`,
+ * so a resume from an old cursor costs what paging the same pets would.
+ */
+export const PETS_PER_POINT = 100;
+
+/** Takes points from the stream's key: 0 once paid, else how long to wait before asking again. */
+export type StreamPayment = (exchange: Pick<ExecutionExchange, 'keyId' | 'id'>, points: number) => Promise<number>;
+
 /** A stopping instance: the retry goes to another instance, so it need not wait. */
 const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
 
@@ -49,13 +59,31 @@ function keyGone(): GraphQLError {
 }
 
 /**
- * The feed's pets, each counted as delivered; the slot is released when the stream ends: the
- * feed's end (its signal aborted: shutdown), a failure, or the consumer's return() (the client left).
+ * Pays a point for the next pets, waiting while the key has none (the stream pauses, it is not cut):
+ * false when the stream ended meanwhile. Each wait lasts until the key's second quota is whole again.
  */
-async function* delivered(source: AsyncGenerator<Pet, void, undefined>, slot: StreamSlot) {
+async function paidFor(pay: () => Promise<number>, signal: AbortSignal): Promise<boolean> {
+  for (let waitMs = await pay(); waitMs > 0; waitMs = await pay()) {
+    try {
+      await sleep(waitMs, undefined, { signal });
+    } catch {
+      return false;
+    }
+  }
+  return !signal.aborted;
+}
+
+/**
+ * The feed's pets, each counted as delivered, a point paid before each PETS_PER_POINT of them; the
+ * slot is released when the stream ends: the feed's end (its signal aborted: shutdown), a failure,
+ * or the consumer's return() (the client left).
+ */
+async function* delivered(source: AsyncGenerator<Pet, void, undefined>, slot: StreamSlot, pay: () => Promise<number>) {
   let reason: StreamEnd = 'client';
+  let count = 0;
   try {
     for await (const pet of source) {
+      if (count++ % PETS_PER_POINT === 0 && !(await paidFor(pay, slot.signal))) break;
       slot.delivered();
       yield pet;
     }
@@ -78,6 +106,7 @@ export function createFollowPets(
   streams: OpenStreams,
   limits: { maxPerKey: number; maxTotal: number },
   keyStanding: (keyId: string) => KeyGone | undefined,
+  payStream: StreamPayment,
 ): FollowPets {
   return (query, exchange) => {
     // The key sync ends the streams open when a key goes; this one was not open yet.
@@ -95,6 +124,6 @@ export function createFollowPets(
     if (typeof slot === 'string') throw refusal(slot, limits);
     exchange.stream = record;
     exchange.whenClosed?.(() => slot.end('client'));
-    return delivered(feed.follow(query, slot.signal), slot);
+    return delivered(feed.follow(query, slot.signal), slot, () => payStream(exchange, 1));
   };
 }

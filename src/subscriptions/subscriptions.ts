@@ -7,7 +7,7 @@ import { createLocalPetChanges } from '../pets/pet-changes.ts';
 import { createPetFeed } from '../pets/pet-feed.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
 import { createRedisPetChanges } from '../pets/redis-pet-changes.ts';
-import { createFollowPets } from './follow-pets.ts';
+import { createFollowPets, type StreamPayment } from './follow-pets.ts';
 import { createOpenStreams, type StreamMetrics } from './open-streams.ts';
 
 export interface SubscriptionsOptions {
@@ -22,6 +22,8 @@ export interface SubscriptionsOptions {
   metrics: StreamMetrics & Pick<Metrics, 'countAuthFailure'>;
   /** Whether a key still authenticates (the key ring): a stream opening asks again. */
   keyStanding: (keyId: string) => KeyGone | undefined;
+  /** What a stream's pets cost its key as it delivers them (rate-limits.ts streamPoints). */
+  payStream: StreamPayment;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface SubscriptionsOptions {
  * REDIS_URL, instances tell each other of creates through Redis; without it, only this instance's
  * subscribers hear of them at once (others find them on the slow timer).
  */
-export function createSubscriptions({ config, pets, logger, metrics, keyStanding }: SubscriptionsOptions) {
+export function createSubscriptions({ config, pets, logger, metrics, keyStanding, payStream }: SubscriptionsOptions) {
   const changes = config.REDIS_URL ? createRedisPetChanges({ url: config.REDIS_URL, logger }) : createLocalPetChanges();
   const feed = createPetFeed({
     pets,
@@ -44,12 +46,18 @@ export function createSubscriptions({ config, pets, logger, metrics, keyStanding
   return {
     /** The repository every face uses: REST, GraphQL, the fast path and idempotent creates. */
     pets: announcingCreates(pets, changes),
-    followPets: createFollowPets(feed, streams, limits, (keyId) => {
-      const gone = keyStanding(keyId);
-      // Refused 401 as any bad key is, so counted with them.
-      if (gone) metrics.countAuthFailure('invalid');
-      return gone;
-    }),
+    followPets: createFollowPets(
+      feed,
+      streams,
+      limits,
+      (keyId) => {
+        const gone = keyStanding(keyId);
+        // Refused 401 as any bad key is, so counted with them.
+        if (gone) metrics.countAuthFailure('invalid');
+        return gone;
+      },
+      payStream,
+    ),
     /**
      * Every open stream ends (SSE `complete`), one not ended a moment later has its connection cut,
      * and new ones are refused: the instance is stopping.
