@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { setEarlyHeader } from '../http/edge-response.ts';
 import { Exchange } from '../http/exchange.ts';
+import { MAX_QUEUED_RESPONSES, queueBehind } from '../http/pipelining.ts';
 import { ClientClosedError } from '../http/read-body.ts';
 import { type HttpError, sendError } from '../http/send-error.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -67,12 +68,20 @@ function crossOrigin(cors: CorsPolicy, route: Route, { req, res }: Exchange): bo
   return false;
 }
 
+/** A request whose response waits behind another on its connection: served unless past the bound. */
+function servesQueued(logger: Logger, exchange: Exchange): boolean {
+  const queued = queueBehind(exchange.req.socket, exchange.res);
+  const limit = MAX_QUEUED_RESPONSES;
+  if (queued === 'cut') logger.warn({ reqId: exchange.id, limit }, 'too many pipelined requests: connection closed');
+  return queued === 'serve';
+}
+
 /**
  * The service's one request listener. Once per request: request id, access log, request metrics and
- * the drain's bookkeeping; then the route table: CORS (preflights answered before anything else),
- * the key and rate limits on routes that need them,
- * 405 for a method the route lacks, 403 for a key without the scope the method needs, and the
- * route's handler.
+ * the drain's bookkeeping (a request pipelined past MAX_QUEUED_RESPONSES gets no further); then the
+ * route table: CORS (preflights answered before anything else), the key and rate limits on routes
+ * that need them, 405 for a method the route lacks, 403 for a key without the scope the method
+ * needs, and the route's handler.
  */
 export function createEdgeListener(options: EdgeOptions) {
   const { routes, fallback, authenticate, drain, logger, metrics, tracing, cors } = options;
@@ -122,6 +131,8 @@ export function createEdgeListener(options: EdgeOptions) {
     const trace = tracing?.routed(exchange.method, route === fallback ? undefined : route.label);
     setRouteHeaders(res, route);
     res.once('close', () => finish(route, exchange, trace));
+    // Pipelined behind an unfinished response: served within the bound, else it ends with its connection.
+    if (res.socket === null && !servesQueued(logger, exchange)) return;
     try {
       if (cors && route.crossOrigin && crossOrigin(cors, route, exchange)) return;
       const pending = serve(route, exchange);
