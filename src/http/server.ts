@@ -93,10 +93,12 @@ export function acceptUpgrades(http: Server, upgrade: UpgradeListener): void {
   const sockets = new Set<Duplex>();
   upgradedSockets.set(http, sockets);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Only WebSockets leave the server: a socket served without upgrade is its connection again,
+    // and one listener per such request would pile up on a keep-alive socket.
+    if (!isWebSocketUpgrade(req)) return serveWithoutUpgrade(http, req, socket, head);
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    if (isWebSocketUpgrade(req)) upgrade(req, socket, head);
-    else serveWithoutUpgrade(http, req, socket, head);
+    upgrade(req, socket, head);
   });
 }
 
