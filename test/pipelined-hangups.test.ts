@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -128,4 +128,15 @@ describe('connections that pipeline requests behind an answer they never read, t
   it('behind a petCreated stream over SSE, with a key: the same', async () => {
     expect(await heapGrowthMb(SSE_HEAD)).toBeLessThan(HEAP_GROWTH_LIMIT_MB);
   }, 120_000);
+
+  it('a large asset whose client hangs up leaves no file open', async () => {
+    const openFiles = () => readdirSync('/proc/self/fd').length;
+    await hangUps(getRequest(largestAssetPath()), 1);
+    await expectEveryRequestLogged();
+    const before = openFiles();
+    await hangUps(getRequest(largestAssetPath()), 10);
+    await expectEveryRequestLogged();
+    // Node closes a connection's socket at once; the asset's file is closed with its response.
+    await vi.waitFor(() => expect(openFiles()).toBeLessThanOrEqual(before), LOG_DEADLINE);
+  }, 60_000);
 });

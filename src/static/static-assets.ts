@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import sirv from 'sirv';
 import { sendError } from '../http/send-error.ts';
 import { ENCODING_SUFFIX, type MountedManifest, readAssetManifest } from './asset-manifest.ts';
@@ -51,6 +52,9 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
     // sirv reads only url and headers; a stand-in request names the variant without touching req.url,
     // which the access log still reads when the response finishes.
     const variantRequest = { url: `/${fileName}${ENCODING_SUFFIX[coding]}`, headers: req.headers } as IncomingMessage;
+    // sirv pipes a file stream into the response; pipe() leaves its source open when the client
+    // leaves, so each hung-up download would keep a file descriptor for good.
+    res.once('pipe', (source: Readable) => res.once('close', () => source.destroy()));
     serveFile(variantRequest, res, () => notFound(res, path));
   }
 
