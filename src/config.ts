@@ -124,8 +124,11 @@ const envSchema = z
     SUBSCRIPTION_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
     // WebSocket pings: below proxies' idle timeouts; a peer that has not answered one by the next is cut.
     WEBSOCKET_PING_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),
-    // WebSockets not yet authenticated (each waits at most 3 s for connection_init): upgrades past it get 503.
+    // Unauthenticated WebSockets (3 s each at most) per instance (503) and per address (429); an address's upgrades/s.
     MAX_PENDING_WEBSOCKETS: z.coerce.number().int().min(1).max(1_000_000).default(100),
+    MAX_PENDING_WEBSOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(10),
+    WEBSOCKET_UPGRADE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
+    WEBSOCKET_UPGRADE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(30),
     IDEMPOTENCY_RETENTION_HOURS: z.coerce
       .number()
       .int()

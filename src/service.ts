@@ -15,6 +15,7 @@ import {
 import { type CorsPolicy, createCorsPolicy } from './edge/cors.ts';
 import { createDrain } from './edge/drain.ts';
 import { createReadiness } from './edge/health.ts';
+import type { LimiterStore } from './edge/limiter-store.ts';
 import { createEdgeListener } from './edge/listener.ts';
 import type { RateLimits } from './edge/rate-limits.ts';
 import { createServiceKeys } from './edge/service-keys.ts';
@@ -30,6 +31,7 @@ import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
 import { createSubscriptions } from './subscriptions/subscriptions.ts';
 import { createWebSockets } from './subscriptions/websocket.ts';
+import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
 import type { GraphQLFetch } from './subscriptions/websocket-operations.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
 import { GRAPHQL_ENDPOINT } from './yoga.ts';
@@ -99,20 +101,23 @@ function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimi
 /** GraphQL over WebSocket: the edge's key check and limits; each operation runs through Yoga. */
 function createGraphQLWebSockets(
   { config, logger, metrics }: ServiceDependencies,
-  parts: { fetchGraphQL: GraphQLFetch; keyCheck: AuthenticationOptions; cors: CorsPolicy | undefined },
+  parts: {
+    execution: { fetchGraphQL: GraphQLFetch };
+    keyCheck: AuthenticationOptions;
+    cors: CorsPolicy | undefined;
+    store: LimiterStore;
+  },
 ) {
   return createWebSockets({
-    fetchGraphQL: parts.fetchGraphQL,
+    fetchGraphQL: parts.execution.fetchGraphQL,
     checkKey: createKeyCheck(parts.keyCheck),
     ...{ metrics, logger, cors: parts.cors },
     accessLog: createAccessLog(logger),
     maxPayloadBytes: config.MAX_GRAPHQL_BODY_BYTES,
     pingMs: config.WEBSOCKET_PING_MS,
-    limits: {
-      maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY,
-      maxTotal: config.MAX_SUBSCRIPTIONS,
-      maxPending: config.MAX_PENDING_WEBSOCKETS,
-    },
+    limits: { maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY, maxTotal: config.MAX_SUBSCRIPTIONS },
+    // The failed-authentication limit's client address: TRUST_PROXY's rule.
+    admission: upgradeAdmissionOf(config, { store: parts.store, clientAddress: parts.keyCheck.clientAddress, logger }),
   });
 }
 
@@ -125,7 +130,7 @@ function endKeys(keyIds: string[], why: KeyGone, ...streams: { endKey(keyId: str
 export function createService(dependencies: ServiceDependencies): Service {
   const { config, stores, logger, metrics, developmentKey, tracer } = dependencies;
   const limits = createServiceRateLimits(dependencies);
-  const { rateLimits } = limits;
+  const { rateLimits, store } = limits;
   const restBasePath = config.REST_BASE_PATH;
   const keyRing = createKeyRing(config.API_KEYS);
   const { execution, subscriptions } = createExecution(dependencies, rateLimits, keyRing);
@@ -150,7 +155,7 @@ export function createService(dependencies: ServiceDependencies): Service {
     ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => sendMetrics(req, res) } : {}),
   });
   const cors = createCorsPolicy(config.CORS_ORIGINS);
-  const websockets = createGraphQLWebSockets(dependencies, { fetchGraphQL: execution.fetchGraphQL, keyCheck, cors });
+  const websockets = createGraphQLWebSockets(dependencies, { execution, keyCheck, cors, store });
   const endStreams = () => {
     subscriptions.endStreams();
     return websockets.close();

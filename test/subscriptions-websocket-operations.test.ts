@@ -33,7 +33,7 @@ describe('an operation whose Yoga call throws', () => {
     const accessLog = vi.fn();
     const { logger, lines } = capturingLogger();
     const options = { fetchGraphQL, checkKey: () => true as const, accessLog, logger } as unknown as WebSocketsOptions;
-    const counts = createConnectionCounts({ maxPerKey: 1, maxTotal: 1, maxPending: 1 });
+    const counts = createConnectionCounts({ maxPerKey: 1, maxTotal: 1 });
     const operations = createWebSocketOperations(options, counts);
     const request = { method: 'GET', url: '/graphql', socket: {} } as IncomingMessage;
     const extra = { request, operations: new Set(), key: { keyId: 'k', authorization: 'Bearer k' } } as ConnectionExtra;
@@ -84,11 +84,8 @@ describe('an operation Yoga answers 401 (its key went while it started: follow-p
       accessLog: vi.fn(),
       logger,
     } as unknown as WebSocketsOptions;
-    const operations = createWebSocketOperations(
-      options,
-      createConnectionCounts({ maxPerKey: 1, maxTotal: 1, maxPending: 1 }),
-    );
-    const socket = { close: vi.fn() };
+    const operations = createWebSocketOperations(options, createConnectionCounts({ maxPerKey: 1, maxTotal: 1 }));
+    const socket = { readyState: 1, OPEN: 1, CLOSED: 3, close: vi.fn(), once: vi.fn(), terminate: vi.fn() };
     const request = { method: 'GET', url: '/graphql', socket: {} } as IncomingMessage;
     const extra = {
       request,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { type Config, rateLimitsOf } from '../config.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { memoryLimiterStore } from './limiter-store.ts';
 import { createRateLimits } from './rate-limits.ts';
 import { createRedisLimiterStore } from './redis-limiter-store.ts';
 
@@ -27,5 +28,6 @@ export function createServiceRateLimits({ config, logger, metrics }: ServiceRate
     logger,
     ...(sharedLimits ? { store: sharedLimits.store } : {}),
   });
-  return { rateLimits, close: async () => sharedLimits?.close() };
+  // `store`: where other per-client counts go too (WebSocket upgrades per address).
+  return { rateLimits, store: sharedLimits?.store ?? memoryLimiterStore, close: async () => sharedLimits?.close() };
 }

@@ -83,6 +83,11 @@ function streamMetrics(registry: Registry) {
       'Subscription streams that ended, by reason: client (it left, or its request could take no stream), shutdown (the instance ended it: the client resumes elsewhere with its cursor), error (the source failed), revoked or expired (its key was, at the key sync).',
       ['reason'],
     ),
+    websocketUpgradesRefused: counter(
+      'websocket_upgrades_refused_total',
+      'GraphQL WebSocket upgrades refused before the socket opened, by reason: address_pending (MAX_PENDING_WEBSOCKETS_PER_ADDRESS) and address_rate (WEBSOCKET_UPGRADE_LIMIT, WEBSOCKET_UPGRADE_BURST) with 429; instance_pending (MAX_PENDING_WEBSOCKETS), instance_sockets (MAX_SUBSCRIPTIONS) and shutdown (the instance is stopping) with 503.',
+      ['reason'],
+    ),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { MongoClient } from 'mongodb';
 import { Registry } from 'prom-client';
 import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
+import type { UpgradeRefusalReason } from '../subscriptions/websocket-admission.ts';
 import { watchConnectionPool } from './connection-pool.ts';
 import { defineMetrics } from './metric-definitions.ts';
 import { processMetrics } from './process-metrics.ts';
@@ -65,6 +66,7 @@ export function createMetrics() {
     countStreamEvent: () => rest.streamEvents.inc(),
     countStreamRefused: (reason: StreamRefusal) => rest.streamsRefused.inc({ reason }),
     countStreamEnded: (reason: StreamEnd) => rest.streamsEnded.inc({ reason }),
+    countUpgradeRefused: (reason: UpgradeRefusalReason) => rest.websocketUpgradesRefused.inc({ reason }),
 
     countDeprecatedUse: (operation: string, keyId: string) => deprecatedUses.inc({ operation, key_id: keyId }),
     countRateLimited: (limit: 'per_key' | 'auth_failures') => rateLimited.inc({ limit }),

@@ -6,6 +6,7 @@ import type { ServerContext } from '../context.ts';
 import { schema } from '../graphql/schema/index.ts';
 import { GRAPHQL_ENDPOINT } from '../yoga.ts';
 import type { ConnectionContext, ConnectionExtra, WebSocketsOptions } from './websocket.ts';
+import { endSocket } from './websocket-close.ts';
 import { type ConnectionCounts, tooManyForKey } from './websocket-connections.ts';
 import { ForwardedError, forwardedResults, WebSocketOperation } from './websocket-operation.ts';
 
@@ -54,7 +55,7 @@ const argsOf = (rootValue: unknown): ExecutionArgs => ({ schema, document: RUN_B
 
 /** Closes with `code` once the operation's `error` went out (graphql-ws sends it after onSubscribe resolves). */
 function closeAfterError(extra: ConnectionExtra, code: number, reason: string): void {
-  setImmediate(() => extra.socket.close(code, closeReason(reason)));
+  setImmediate(() => endSocket(extra.socket, code, closeReason(reason)));
 }
 
 /** A key gone while its operation started (follow-pets.ts asks again): closed as a refused key is. */
@@ -73,6 +74,8 @@ async function admitConnection(
   connections: ConnectionCounts,
 ): Promise<boolean> {
   const { request, socket } = ctx.extra;
+  // Its connection_init came: the socket no longer waits in its address's share.
+  ctx.extra.initialised();
   const attempt = new WebSocketOperation(request, randomUUID());
   const authorization = authorizationOf(ctx.connectionParams);
   const checked = await checkKey(attempt, authorization);
@@ -85,7 +88,7 @@ async function admitConnection(
   attempt.res.statusCode = status;
   accessLog(attempt, performance.now());
   const code = status === 401 ? CloseCode.Unauthorized : CloseCode.TooManyInitialisationRequests;
-  socket.close(code, closeReason(status === 401 && !authorization ? MISSING_KEY : message));
+  endSocket(socket, code, closeReason(status === 401 && !authorization ? MISSING_KEY : message));
   return false;
 }
 

@@ -20,8 +20,11 @@ function originAllowed(req: IncomingMessage, cors: CorsPolicy | undefined): bool
 const STATUS_LINES: Record<number, string> = {
   403: '403 Forbidden',
   404: '404 Not Found',
+  429: '429 Too Many Requests',
   503: '503 Service Unavailable',
 };
+
+const ERROR_CODES: Record<number, string> = { 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE' };
 
 /** Why the upgrade is refused (its status), or undefined: only /graphql, from an allowed origin. */
 export function upgradeRefusal(req: IncomingMessage, cors: CorsPolicy | undefined): number | undefined {
@@ -29,11 +32,35 @@ export function upgradeRefusal(req: IncomingMessage, cors: CorsPolicy | undefine
   return originAllowed(req, cors) ? undefined : 403;
 }
 
-/** Answers a refused upgrade with its status and no body, and writes its access-log line as any request's. */
-export function refuseUpgrade(req: IncomingMessage, socket: Duplex, status: number, accessLog: AccessLog): void {
-  socket.end(`HTTP/1.1 ${STATUS_LINES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+/** A refusal's answer: its status, its fields (Retry-After), and its reason as a GraphQL error when there is one. */
+export interface UpgradeAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  message?: string;
+}
+
+function responseOf({ status, headers = {}, message }: UpgradeAnswer): string {
+  const body =
+    message === undefined ? '' : JSON.stringify({ errors: [{ message, extensions: { code: ERROR_CODES[status] } }] });
+  const fields = Object.entries({
+    ...(body ? { 'Content-Type': 'application/json; charset=utf-8' } : {}),
+    ...headers,
+    Connection: 'close',
+    'Content-Length': String(Buffer.byteLength(body)),
+  }).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${STATUS_LINES[status]}\r\n${fields.join('')}\r\n${body}`;
+}
+
+/** Answers a refused upgrade (no body unless it has a message), and writes its access-log line as any request's. */
+export function refuseUpgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  answer: UpgradeAnswer,
+  { accessLog, clientAddress }: { accessLog: AccessLog; clientAddress: string },
+): void {
+  socket.end(responseOf(answer));
   const attempt = new WebSocketOperation(req, randomUUID());
-  attempt.clientAddress = req.socket.remoteAddress ?? '';
-  attempt.res.statusCode = status;
+  attempt.clientAddress = clientAddress;
+  attempt.res.statusCode = answer.status;
   accessLog(attempt, performance.now());
 }

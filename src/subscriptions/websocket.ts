@@ -1,15 +1,24 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { CloseCode, type Context, makeServer } from 'graphql-ws';
+import type { Context } from 'graphql-ws';
 import type { Logger } from 'pino';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
 import type { AccessLog } from '../edge/access-log.ts';
 import type { KeyCheck, KeyedExchange } from '../edge/authenticate.ts';
 import type { CorsPolicy } from '../edge/cors.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import {
+  type AdmittedUpgrade,
+  instanceRefusal,
+  isUpgradeRefusal,
+  type UpgradeAdmission,
+  type UpgradeRefusal,
+} from './websocket-admission.ts';
+import { CLOSE_GRACE_MS } from './websocket-close.ts';
 import { type ConnectionLimits, createConnectionCounts } from './websocket-connections.ts';
 import type { ConnectionKey, WebSocketOperation } from './websocket-operation.ts';
 import { createWebSocketOperations, type GraphQLFetch } from './websocket-operations.ts';
+import { goAway, protocolServer, serveSocket, webSocketServer } from './websocket-socket.ts';
 import { refuseUpgrade, upgradeRefusal } from './websocket-upgrade.ts';
 
 export interface WebSocketsOptions {
@@ -26,6 +35,8 @@ export interface WebSocketsOptions {
   /** How often each socket is pinged; one that has not answered a ping by the next is cut. */
   pingMs: number;
   limits: ConnectionLimits;
+  /** Who may open a socket before it is authenticated: per address shares, taken at the upgrade. */
+  admission: UpgradeAdmission;
 }
 
 /** What graphql-ws hands our hooks for one connection. */
@@ -36,104 +47,66 @@ export interface ConnectionExtra {
   key?: ConnectionKey;
   /** Its operations under way: each is finished when the socket closes, whatever graphql-ws still knows of it. */
   operations: Set<WebSocketOperation>;
+  /** Its `connection_init` came: the socket leaves its address's share of waiting sockets. */
+  initialised: () => void;
 }
 
 export type ConnectionContext = Context<Record<string, unknown> | undefined, ConnectionExtra>;
 
-/** Clients get this long to read the 1001 and close before their sockets are cut. */
-const CLOSE_GRACE_MS = 1_000;
-
-/**
- * ws-level pings: proxies see traffic, and a peer that has not answered a ping by the time of the
- * next one (gone, or not reading) is cut: one that falls silent is cut within two intervals.
- */
-function keepAlive(socket: WebSocket, pingMs: number): void {
-  let answered = true;
-  socket.on('pong', () => {
-    answered = true;
-  });
-  const timer = setInterval(() => {
-    if (!answered) return void socket.terminate();
-    answered = false;
-    socket.ping();
-  }, pingMs);
-  socket.once('close', () => clearInterval(timer));
-}
-
-type ProtocolServer = ReturnType<typeof makeServer<Record<string, unknown> | undefined, ConnectionExtra>>;
-
-/**
- * Replies waiting for a peer that does not read (graphql-ws answers each `ping` with its payload,
- * even before `connection_init`) are bounded: past twice the largest message, the socket is cut.
- */
-const unread = (socket: WebSocket, maxPayloadBytes: number) => socket.bufferedAmount > 2 * maxPayloadBytes;
-
-/** A socket handed to graphql-ws's protocol server: its messages, sends and closes, kept alive by pings. */
-function opened(
-  server: ProtocolServer,
-  extra: ConnectionExtra,
-  { logger, pingMs, maxPayloadBytes }: Pick<WebSocketsOptions, 'logger' | 'pingMs' | 'maxPayloadBytes'>,
-  onClosed: () => void,
+/** An upgrade the admission or the instance refused: its answer, its access-log line, counted by reason. */
+function refuse(
+  { metrics, accessLog, admission }: Pick<WebSocketsOptions, 'metrics' | 'accessLog' | 'admission'>,
+  req: IncomingMessage,
+  socket: Duplex,
+  refused: UpgradeRefusal,
+  admitted?: AdmittedUpgrade,
 ): void {
-  const { socket } = extra;
-  const closed = server.opened(
-    {
-      protocol: socket.protocol,
-      send: (data) =>
-        new Promise<void>((sent, failed) => {
-          if (socket.readyState !== socket.OPEN) return sent();
-          socket.send(data, (error) => (error ? failed(error) : sent()));
-        }),
-      close: (code, reason) => socket.close(code, reason),
-      onMessage: (handle) =>
-        socket.on('message', (data) => {
-          if (unread(socket, maxPayloadBytes)) return void socket.terminate();
-          handle(String(data)).catch((error: unknown) => {
-            logger.error({ err: error }, 'unexpected error on a GraphQL WebSocket');
-            socket.close(CloseCode.InternalServerError, 'Internal server error');
-          });
-        }),
-    },
-    extra,
-  );
-  keepAlive(socket, pingMs);
-  // A message over maxPayload, a bad frame: ws closes the socket itself (1009, 1002); nothing to answer.
-  socket.on('error', (error) => logger.info({ err: error }, 'GraphQL WebSocket closed on a protocol error'));
-  socket.once('close', (code, reason) => {
-    void closed(code, String(reason));
-    onClosed();
-  });
+  admitted?.release();
+  metrics.countUpgradeRefused(refused.reason);
+  refuseUpgrade(req, socket, refused, { accessLog, clientAddress: admission.addressOf(req) });
 }
 
 /**
  * GraphQL over WebSocket (graphql-transport-ws) on /graphql, beside SSE: graphql-ws's protocol
- * server over ws sockets the HTTP server hands over on `upgrade`. The key comes in
- * `connection_init`; each operation then runs through Yoga (websocket-operations.ts).
+ * server over ws sockets the HTTP server hands over on `upgrade`, once the admission let them in.
+ * The key comes in `connection_init`; each operation then runs through Yoga (websocket-operations.ts).
  */
 export function createWebSockets(options: WebSocketsOptions) {
-  const { cors, accessLog } = options;
+  const { cors, accessLog, admission } = options;
   const connections = createConnectionCounts(options.limits);
   const operations = createWebSocketOperations(options, connections);
-  const server = makeServer<Record<string, unknown> | undefined, ConnectionExtra>(operations.hooks);
-  const wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: options.maxPayloadBytes,
-    handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false),
-  });
+  const server = protocolServer(operations.hooks);
+  const wss = webSocketServer(options.maxPayloadBytes);
   let closing = false;
 
+  function handOver(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: AdmittedUpgrade): void {
+    const refused = instanceRefusal(closing, connections.full());
+    if (refused) refuse(options, req, socket, refused, admitted);
+    else
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        admitted.opened(ws);
+        connections.opened(ws);
+        const extra: ConnectionExtra = {
+          socket: ws,
+          request: req,
+          operations: new Set(),
+          initialised: admitted.release,
+        };
+        // graphql-ws forgets an operation whose id was reused while it started: ours end with the socket.
+        serveSocket(server, extra, options, () => operations.connectionClosed(extra));
+      });
+  }
+
   return {
-    /** node:http's `upgrade`: /graphql from an allowed origin becomes a WebSocket; anything else is refused. */
+    /** node:http's `upgrade`: /graphql from an allowed origin, if admitted, becomes a WebSocket; anything else is refused. */
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
       socket.on('error', () => socket.destroy());
-      const refusal = closing || connections.full() ? 503 : upgradeRefusal(req, cors);
-      if (refusal) refuseUpgrade(req, socket, refusal, accessLog);
+      const status = upgradeRefusal(req, cors);
+      if (status) refuseUpgrade(req, socket, { status }, { accessLog, clientAddress: admission.addressOf(req) });
       else
-        wss.handleUpgrade(req, socket, head, (ws) => {
-          connections.opened(ws);
-          const extra: ConnectionExtra = { socket: ws, request: req, operations: new Set() };
-          // graphql-ws forgets an operation whose id was reused while it started: ours end with the socket.
-          opened(server, extra, options, () => operations.connectionClosed(extra));
+        void admission.admit(req, socket).then((answer) => {
+          if (isUpgradeRefusal(answer)) refuse(options, req, socket, answer);
+          else handOver(req, socket, head, answer);
         });
     },
     /** The key was revoked: its connections close with 4401 (their streams end with them). */
@@ -149,16 +122,7 @@ export function createWebSockets(options: WebSocketsOptions) {
       // Their streams' `complete` first (the slots were just ended), then the close frame behind it.
       await operations.ended(CLOSE_GRACE_MS);
       await new Promise((turned) => setImmediate(turned));
-      for (const socket of sockets) socket.close(1001, 'Going away');
-      const cut = setTimeout(() => {
-        for (const socket of sockets) socket.terminate();
-      }, CLOSE_GRACE_MS);
-      await Promise.all(
-        sockets.map((socket) =>
-          socket.readyState === socket.CLOSED ? undefined : new Promise((gone) => socket.once('close', gone)),
-        ),
-      );
-      clearTimeout(cut);
+      await goAway(sockets);
     },
     get size(): number {
       return wss.clients.size;
