@@ -22,7 +22,7 @@ async function storePets(server: TestServer): Promise<void> {
     name: `Replayed ${index + 1}`,
     categoryId: 1,
   }));
-  await server.database.db.collection('pets').insertMany(pets);
+  await server.database.db.collection<{ _id: number }>('pets').insertMany(pets);
 }
 
 /** A stream as the tests read it, over either transport: its next result, and the client leaving. */
