@@ -10,7 +10,8 @@ export interface LimiterSpec {
 
 /**
  * Where the counters live. Memory serves one instance; `redis-limiter-store.ts` shares them among
- * every instance on one Redis (REDIS_URL), falling back to memory while Redis does not answer.
+ * every instance on one Redis (REDIS_URL), falling back to memory (each instance its share of the
+ * limit) while Redis does not answer.
  */
 export type LimiterStore = (spec: LimiterSpec) => RateLimiterLike;
 

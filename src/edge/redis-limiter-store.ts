@@ -1,7 +1,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import type RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
+import { createFleetSize } from './fleet-size.ts';
 import type { LimiterSpec, LimiterStore } from './limiter-store.ts';
 import { createRedisSharing, REDIS_RETRY_MS, type RedisSharing } from './redis-sharing.ts';
 import { LocalCounter, SharedLimiter } from './shared-limiter.ts';
@@ -26,8 +26,8 @@ const CLIENT_OPTIONS: RedisOptions = {
 
 interface RedisConnection {
   client: Redis;
-  /** A spec's counter in Redis, falling back to `insuranceLimiter` on any error. */
-  counter(spec: LimiterSpec, insuranceLimiter?: RateLimiterMemory): RateLimiterRedis;
+  /** A spec's counter in Redis (SharedLimiter falls back to its local count on any error). */
+  counter(spec: LimiterSpec): RateLimiterRedis;
 }
 
 /**
@@ -50,13 +50,12 @@ async function connectRedis(url: string, sharing: RedisSharing): Promise<RedisCo
     () => sharing.isStarting() && sharing.alone(`no answer within ${startingFor} ms of starting`),
     startingFor,
   ).unref();
-  const counter = (spec: LimiterSpec, insuranceLimiter?: RateLimiterMemory) =>
+  const counter = (spec: LimiterSpec) =>
     new RateLimiterRedisClass({
       ...spec,
       keyPrefix: `${KEY_PREFIX}${spec.keyPrefix}`,
       storeClient: client,
       rejectIfRedisNotReady: true,
-      ...(insuranceLimiter ? { insuranceLimiter } : {}),
     });
   return { client, counter };
 }
@@ -83,7 +82,8 @@ export interface RedisLimiterStore {
  * memory), each command has a deadline (REDIS_DEADLINE_MS) and fails at once while disconnected.
  * The first failure switches every counter to memory (one warning); from then on requests never
  * touch Redis, and a probe asks it every REDIS_RETRY_MS (the reconnect does the same) until it
- * answers (one info line).
+ * answers (one info line). In memory each instance allows its share of every limit (the limit over
+ * the instances last counted in Redis, fleet-size.ts), so a stall does not multiply a key's limit.
  */
 export function createRedisLimiterStore({
   url,
@@ -95,6 +95,7 @@ export function createRedisLimiterStore({
   let loading: Promise<void> | undefined;
   const pending: [SharedLimiter, LimiterSpec][] = [];
   const sharing = createRedisSharing({ logger, onShared, probe });
+  const fleet = createFleetSize(`${KEY_PREFIX}instances`, logger);
 
   // A frozen Redis, or one cut off by the network, keeps its connection and emits nothing: ask it,
   // with the command the limits use (a Redis that answers PING could still refuse scripts).
@@ -115,12 +116,16 @@ export function createRedisLimiterStore({
     if (!connected) return;
     const probeLimiter = connected.counter({ keyPrefix: 'probe', points: Number.MAX_SAFE_INTEGER, duration: 1 });
     connection = { ...connected, probe: probeLimiter };
-    for (const [limiter, spec] of pending.splice(0)) limiter.redis = connected.counter(spec, limiter.local);
+    for (const [limiter, spec] of pending.splice(0)) limiter.redis = connected.counter(spec);
+    fleet.join(connected.client);
   }
 
   const store: LimiterStore = (spec) => {
-    const limiter = new SharedLimiter(spec, new LocalCounter(spec, countedLocally), sharing.isShared);
-    if (connection) limiter.redis = connection.counter(spec, limiter.local);
+    const local = new LocalCounter(spec, countedLocally);
+    // Its share of the fleet's limit is what it allows while Redis is out.
+    fleet.follow(local);
+    const limiter = new SharedLimiter(spec, local, sharing.isShared);
+    if (connection) limiter.redis = connection.counter(spec);
     else pending.push([limiter, spec]);
     loading ??= load().catch((error: unknown) => {
       logger.error({ err: error }, 'cannot load the Redis client: rate limits count in this instance only');
@@ -133,6 +138,7 @@ export function createRedisLimiterStore({
     async close() {
       sharing.close();
       await loading;
+      await fleet.leave();
       connection?.client.disconnect();
     },
   };

@@ -1,31 +1,52 @@
-import type { RateLimiterLike, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterLike, RateLimiterRedis } from 'rate-limiter-flexible';
 import RateLimiterCompatibleAbstract from 'rate-limiter-flexible/lib/RateLimiterCompatibleAbstract.js';
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
+import RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 import type { LimiterSpec } from './limiter-store.ts';
 
 type Options = Record<string, unknown>;
 
-/** This instance's own count for one spec: RateLimiterRedis's insurance, and the count while Redis is out. */
+/**
+ * This instance's own count for one spec, kept while Redis answers too (what Redis counted for this
+ * instance is added here), and the one that decides while Redis is out: then it allows this instance's
+ * share of the fleet's limit, so a stall does not multiply a key's limit by the number of instances.
+ */
 export class LocalCounter extends RateLimiterMemory {
   readonly #counted: () => void;
+  readonly #whole: number;
 
   constructor(spec: LimiterSpec, counted: () => void) {
     super(spec);
     this.#counted = counted;
+    this.#whole = spec.points;
   }
 
-  // Every charge that spends goes through consume (reads and refunds spend nothing), so each
-  // check counted in memory passes through this one method.
+  /** The share of each of `instances`: rounded up, so each instance may still pass at least one. */
+  shareAmong(instances: number): void {
+    this.points = Math.max(1, Math.ceil(this.#whole / Math.max(1, instances)));
+  }
+
+  /** What Redis counted for this instance: added to its own count, never refused. */
+  mirror(key: string | number, points: number): void {
+    void super.penalty(key, points);
+  }
+
+  // Every charge that decides goes through consume (reads, refunds and mirrors spend nothing), so
+  // each check counted in memory passes through this one method.
   override consume(key: string | number, points?: number, options?: Options): Promise<RateLimiterRes> {
     this.#counted();
     return super.consume(key, points, options);
   }
 }
 
+/** An answer of the counter (a result, or a refusal): anything else is Redis failing. */
+const isAnswer = (rejected: unknown) => rejected instanceof RateLimiterRes;
+
 /**
- * One spec's counter as the edge sees it: in Redis while Redis is shared (RateLimiterRedis falls back
- * to the local count on any error, the deadline included), in memory otherwise, so that while Redis
- * is out no request waits for it.
+ * One spec's counter as the edge sees it: in Redis while Redis is shared, in memory otherwise, so that
+ * while Redis is out no request waits for it. A Redis call that fails (the deadline included) is
+ * answered by the local count instead. What Redis counts is also added to the local count, so
+ * that when Redis stops answering mid-window, this instance's share already holds what it served.
  */
 export class SharedLimiter extends RateLimiterCompatibleAbstract {
   override readonly keyPrefix: string;
@@ -43,29 +64,52 @@ export class SharedLimiter extends RateLimiterCompatibleAbstract {
     this.#shared = shared;
   }
 
-  #counter(): RateLimiterLike {
-    return this.redis && this.#shared() ? this.redis : this.local;
+  /** `call` on Redis while shared (on the local count should Redis fail), else on the local count. */
+  #run<T>(call: (counter: RateLimiterLike) => Promise<T>, mirrored?: () => void): Promise<T> {
+    const redis = this.redis && this.#shared() ? this.redis : undefined;
+    if (!redis) return call(this.local);
+    return call(redis).then(
+      (result) => {
+        mirrored?.();
+        return result;
+      },
+      (rejected: unknown) => {
+        if (!isAnswer(rejected)) return call(this.local);
+        // Redis counts a refused charge too (it adds before it compares).
+        mirrored?.();
+        throw rejected;
+      },
+    );
   }
 
-  override consume(key: string | number, points?: number, options?: Options) {
-    return this.#counter().consume(key, points, options);
+  override consume(key: string | number, points = 1, options?: Options) {
+    return this.#run(
+      (counter) => counter.consume(key, points, options),
+      () => this.local.mirror(key, points),
+    );
   }
-  override penalty(key: string | number, points?: number, options?: Options) {
-    return this.#counter().penalty(key, points, options);
+  override penalty(key: string | number, points = 1, options?: Options) {
+    return this.#run(
+      (counter) => counter.penalty(key, points, options),
+      () => this.local.mirror(key, points),
+    );
   }
-  override reward(key: string | number, points?: number, options?: Options) {
-    return this.#counter().reward(key, points, options);
+  override reward(key: string | number, points = 1, options?: Options) {
+    return this.#run(
+      (counter) => counter.reward(key, points, options),
+      () => this.local.mirror(key, -points),
+    );
   }
   override get(key: string | number, options?: Options) {
-    return this.#counter().get(key, options);
+    return this.#run((counter) => counter.get(key, options));
   }
   override set(key: string | number, points: number, secDuration: number, options?: Options) {
-    return this.#counter().set(key, points, secDuration, options);
+    return this.#run((counter) => counter.set(key, points, secDuration, options));
   }
   override block(key: string | number, secDuration: number, options?: Options) {
-    return this.#counter().block(key, secDuration, options);
+    return this.#run((counter) => counter.block(key, secDuration, options));
   }
   override delete(key: string | number, options?: Options) {
-    return this.#counter().delete(key, options);
+    return this.#run((counter) => counter.delete(key, options));
   }
 }
