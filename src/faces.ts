@@ -30,6 +30,7 @@ function createSharedExecution({ config, stores, logger, metrics }: ServiceDepen
     store: stores.persistedDocuments,
     logger,
     onDatabaseError: metrics.countDatabaseError,
+    onOperationNames: metrics.publishOperationNames,
   });
   return {
     documents,

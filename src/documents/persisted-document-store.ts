@@ -49,6 +49,14 @@ const toDocument = ({ _id, document, operations, publishedAt }: PersistedDocumen
   publishedAt,
 });
 
+/** The names of every published operation: each has its own metric label (operation-labels.ts). */
+async function operationNamesIn(documents: Collection<PersistedDocumentRecord>): Promise<string[]> {
+  const records = await bounded((signal) =>
+    documents.find({}, { projection: { _id: 0, operations: 1 }, signal }).toArray(),
+  );
+  return records.flatMap((record) => record.operations.flatMap((operation) => operation.name ?? []));
+}
+
 /**
  * The `persistedDocuments` collection: the trusted documents every instance serves by id. Written by
  * `npm run documents`, read by the service (ids every few seconds, a document when first asked for).
@@ -112,10 +120,14 @@ export function createPersistedDocumentStore(db: Db) {
     return record?.document ?? null;
   }
 
-  return { publish, list, remove, ids, find };
+  return { publish, list, remove, ids, operationNames: () => operationNamesIn(documents), find };
 }
 
 export type PersistedDocumentStore = ReturnType<typeof createPersistedDocumentStore>;
 
-/** What the service reads: the ids, and a document by id (the benchmark keeps them in memory). */
-export type PublishedDocumentSource = Pick<PersistedDocumentStore, 'ids' | 'find'>;
+/**
+ * What the service reads: the ids, a document by id, and the operations' names when the ids change
+ * (the benchmark keeps the first two in memory).
+ */
+export type PublishedDocumentSource = Pick<PersistedDocumentStore, 'ids' | 'find'> &
+  Partial<Pick<PersistedDocumentStore, 'operationNames'>>;

@@ -21,18 +21,37 @@ export interface PublishedDocuments {
   stop(): void;
 }
 
+export interface PublishedDocumentsOptions {
+  store: PublishedDocumentSource;
+  logger: Logger;
+  onDatabaseError?: (operation: string) => void;
+  /** The published operations' names, read again whenever the ids change. */
+  onOperationNames?: (names: ReadonlySet<string>) => void;
+  refreshMs?: number;
+}
+
+/**
+ * The published ids as read now; when they differ from `known`, the published operations' names are
+ * read and told first (metric labels), so that should that read fail, the next refresh tries again.
+ */
+async function readIds(
+  store: PublishedDocumentSource,
+  known: ReadonlySet<string>,
+  onOperationNames?: (names: ReadonlySet<string>) => void,
+): Promise<Set<string>> {
+  const ids = new Set(await store.ids());
+  const changed = ids.size !== known.size || [...ids].some((id) => !known.has(id));
+  if (changed && store.operationNames && onOperationNames) onOperationNames(new Set(await store.operationNames()));
+  return ids;
+}
+
 /**
  * The trusted documents as this instance knows them: every published id, read every
  * PUBLISHED_DOCUMENTS_REFRESH_MS (the negative cache: an id not among them is refused without a
  * read), and the texts asked for, cached. An id is the hash of its text, so a cached text never goes
  * stale; only its membership can change, and that is checked on every lookup.
  */
-export function createPublishedDocuments(options: {
-  store: PublishedDocumentSource;
-  logger: Logger;
-  onDatabaseError?: (operation: string) => void;
-  refreshMs?: number;
-}): PublishedDocuments {
+export function createPublishedDocuments(options: PublishedDocumentsOptions): PublishedDocuments {
   const { store } = options;
   let published = new Set<string>();
   const texts = new Map<string, string>();
@@ -40,7 +59,7 @@ export function createPublishedDocuments(options: {
 
   const reads = startRefreshLoop({
     refresh: async () => {
-      published = new Set(await store.ids());
+      published = await readIds(store, published, options.onOperationNames);
       for (const id of texts.keys()) if (!published.has(id)) texts.delete(id);
     },
     intervalMs: options.refreshMs ?? PUBLISHED_DOCUMENTS_REFRESH_MS,

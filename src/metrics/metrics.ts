@@ -4,12 +4,9 @@ import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 import type { UpgradeRefusalReason } from '../subscriptions/websocket-admission.ts';
 import { watchConnectionPool } from './connection-pool.ts';
 import { defineMetrics } from './metric-definitions.ts';
+import { createOperationLabels } from './operation-labels.ts';
 import { processMetrics } from './process-metrics.ts';
 
-/** Operation names are chosen by clients: past this many distinct ones, new names count as "other". */
-const MAX_OPERATION_NAMES = 200;
-/** Longer names count as "other" too: a label is kept in memory and sent on every scrape. */
-const MAX_OPERATION_NAME_LENGTH = 64;
 /** Document ids are published by operators, so fewer can come; past this many, new ones count as "other". */
 const MAX_DOCUMENT_IDS = 1_000;
 
@@ -37,7 +34,8 @@ export function createMetrics() {
   const registry = new Registry();
   const { httpDuration, graphqlOperations, deprecatedUses, rateLimited, authFailures, databaseErrors, ...rest } =
     defineMetrics(registry);
-  const operationLabel = boundedLabel(MAX_OPERATION_NAMES, MAX_OPERATION_NAME_LENGTH);
+  // Operation names are chosen by clients, but those of published documents always get their label.
+  const operationLabels = createOperationLabels();
   const documentLabel = boundedLabel(MAX_DOCUMENT_IDS);
 
   return {
@@ -54,12 +52,14 @@ export function createMetrics() {
     /** `documentId`: the published document the operation ran by, '' for one sent whole. */
     countGraphQLOperation(name: string | undefined, type: string, outcome: Outcome, documentId = ''): void {
       const document = documentId === '' ? '' : documentLabel(documentId);
-      graphqlOperations.inc({ operation: operationLabel(name ?? 'anonymous'), type, outcome, document });
+      graphqlOperations.inc({ operation: operationLabels.label(name ?? 'anonymous'), type, outcome, document });
     },
     countFastPathRequest: () => rest.fastPathRequests.inc(),
     countUntrustedOperation(name: string | undefined, type: string): void {
-      rest.untrustedOperations.inc({ operation: operationLabel(name ?? 'anonymous'), type });
+      rest.untrustedOperations.inc({ operation: operationLabels.label(name ?? 'anonymous'), type });
     },
+    /** The published documents' operation names, as last read: each always gets its own label. */
+    publishOperationNames: operationLabels.publish,
     countDocumentRefused: (reason: DocumentRefusal) => rest.documentsRefused.inc({ reason }),
 
     setOpenStreams: (count: number) => rest.streamsOpen.set(count),
