@@ -3,33 +3,17 @@
 // every pending slot of the instance (issue 36, M1).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { sampleIn } from './support/metric-sample.ts';
 import { type SilentUpgrade, silentUpgrade } from './support/silent-upgrade.ts';
 import { startTestServer, type TestServer } from './support/test-server.ts';
+import { upgradeStatus } from './support/websocket.ts';
 
 const OTHER_ADDRESS = '127.0.0.2';
 /** The documented wait for `connection_init`. */
 const INIT_WAIT_MS = 3_000;
 
 /** The status a WebSocket upgrade from `localAddress` got (101 when it opened); the socket is closed at once. */
-function upgradeFrom(baseUrl: string, localAddress: string): Promise<number> {
-  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', {
-    localAddress,
-    handshakeTimeout: 5_000,
-  });
-  return new Promise<number>((done) => {
-    socket.once('unexpected-response', (_request, response) => {
-      done(response.statusCode ?? 0);
-      socket.terminate();
-    });
-    socket.once('open', () => {
-      done(101);
-      socket.close();
-    });
-    socket.once('error', () => done(0));
-  });
-}
+const upgradeFrom = (baseUrl: string, localAddress: string) => upgradeStatus(baseUrl, {}, localAddress);
 
 const refusals = async (server: TestServer, reason: string) =>
   sampleIn(await server.metrics.scrape.text(), 'websocket_upgrades_refused_total', { reason });

@@ -126,9 +126,19 @@ export async function rawSocket(
   };
 }
 
-/** The status a refused upgrade got (the `unexpected-response` event), or 101 when it opened. */
-export function upgradeStatus(baseUrl: string, headers: Record<string, string> = {}): Promise<number> {
-  const socket = new WebSocket(wsUrl(baseUrl), 'graphql-transport-ws', { headers });
+/**
+ * The status a refused upgrade got (the `unexpected-response` event), or 101 when it opened (the
+ * socket is closed at once); sent from `localAddress` when given (127.0.0.2: another client).
+ */
+export function upgradeStatus(
+  baseUrl: string,
+  headers: Record<string, string> = {},
+  localAddress?: string,
+): Promise<number> {
+  const socket = new WebSocket(wsUrl(baseUrl), 'graphql-transport-ws', {
+    headers,
+    ...(localAddress ? { localAddress } : {}),
+  });
   const status = new Promise<number>((done) => {
     socket.once('unexpected-response', (_request, response) => {
       done(response.statusCode ?? 0);
