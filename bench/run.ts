@@ -86,7 +86,8 @@ async function measure(
   const scenarios = settings.stores.flatMap((store) => {
     const urls = Object.assign({}, ...processes.map((serving) => serving.ready.urls[store]));
     if (!ready.urls[store]) throw new Error(`the servers did not start the ${store} store`);
-    return scenariosFor(store, urls, ready.apiKey, sampleId, settings.seedPets);
+    const all = scenariosFor(store, urls, ready.apiKey, sampleId, settings.seedPets);
+    return all.filter((scenario) => settings.operations.includes(scenario.operation));
   });
   const byTarget = serversOf(servers, tracing);
   await checkAll(byTarget, scenarios);
