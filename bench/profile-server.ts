@@ -6,13 +6,14 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../src/http/server.ts';
+import { fastifyPeer, mercuriusPeer } from './fastify-peers.ts';
 import { createMemoryPetRepository } from './memory-repository.ts';
 import { seedPet } from './seed.ts';
-import { floorListener, ourService } from './targets.ts';
+import { BENCH_RATE_PER_KEY, floorListener, ourService, peerContext, REST_BASE_PATH } from './targets.ts';
 
 export interface ProfileServerConfig {
-  /** 'floor', or our service (it serves REST and GraphQL alike). */
-  target: 'floor' | 'service';
+  /** 'floor', a fastify-based peer (their log at info whatever the level), or our service (REST and GraphQL alike). */
+  target: 'floor' | 'fastify' | 'mercurius' | 'service';
   logLevel: string;
   apiKey: string;
   seedPets: number;
@@ -32,13 +33,19 @@ const config = JSON.parse(process.argv[2] ?? '{}') as ProfileServerConfig;
 const pets = createMemoryPetRepository(Array.from({ length: config.seedPets }, (_, id) => seedPet(id + 1)));
 const service =
   config.target === 'service' ? ourService(pets, config.apiKey, { logLevel: config.logLevel }) : undefined;
-const listener = service?.listener ?? floorListener(pets);
+const peer = {
+  floor: undefined,
+  service: undefined,
+  fastify: () => fastifyPeer(pets, REST_BASE_PATH, BENCH_RATE_PER_KEY),
+  mercurius: () => mercuriusPeer(peerContext(pets), BENCH_RATE_PER_KEY),
+}[config.target]?.();
+const listener = service?.listener ?? peer?.listener ?? floorListener(pets);
 let served = 0;
 const counted: typeof listener = (req, res) => {
   served++;
   listener(req, res);
 };
-// Our service in the server main.ts builds; the floor in a bare node:http one, as in the bench.
+// Our service in the server main.ts builds; the floor and the peers in a bare node:http one, as in the bench.
 const server = service ? createHttpServer(counted) : createServer(counted);
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 let mark = { atUs: 0, served: 0, cpu: process.cpuUsage() };
@@ -56,6 +63,7 @@ async function stop(): Promise<void> {
   server.closeAllConnections();
   await new Promise((closed) => server.close(closed));
   await service?.close();
+  await peer?.close();
   process.exit(0);
 }
 
@@ -65,6 +73,7 @@ process.on('message', (message) => {
 });
 process.on('disconnect', () => process.exit(1));
 await service?.ready;
+await peer?.ready;
 server.listen(0, '127.0.0.1', () => {
   process.send?.({ type: 'ready', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
 });

@@ -1,6 +1,6 @@
 // `npm run profile -- TARGET OPERATION [--level LEVEL] [--seconds N]`: where one request's time goes.
-// Forks bench/profile-server.ts under --cpu-prof (TARGET floor, or rest / graphql / graphql-by-id on
-// our service; the log at info unless --level says otherwise), checks one request, warms up for 1 s,
+// Forks bench/profile-server.ts under --cpu-prof (TARGET floor, the fastify or mercurius peer, or
+// rest / graphql / graphql-by-id on our service; the log at info unless --level says otherwise), checks one request, warms up for 1 s,
 // then loads it like `npm run bench` does (autocannon, 10 connections, from this process) and reports
 // the measured window's time per request: on the main thread from the profile, and across every
 // thread from process.cpuUsage. The .cpuprofile stays in bench/results/profiles/ for DevTools.
@@ -18,7 +18,14 @@ import type { ProfileServerConfig, ProfileWindow } from './profile-server.ts';
 import type { Target } from './protocol.ts';
 import { OPERATIONS, type Operation, scenariosFor } from './scenarios.ts';
 
-const PROFILED_TARGETS = ['floor', 'rest', 'graphql', 'graphql-by-id'] as const satisfies readonly Target[];
+const PROFILED_TARGETS = [
+  'floor',
+  'fastify',
+  'mercurius',
+  'rest',
+  'graphql',
+  'graphql-by-id',
+] as const satisfies readonly Target[];
 const SEEDED = 200;
 const SAMPLE_ID = 100;
 const READY_WITHIN_MS = 60_000;
@@ -53,7 +60,7 @@ rmSync(directory, { recursive: true, force: true });
 mkdirSync(directory, { recursive: true });
 const apiKey = `profile-${randomBytes(16).toString('hex')}`;
 const config: ProfileServerConfig = {
-  target: target === 'floor' ? 'floor' : 'service',
+  target: target === 'floor' || target === 'fastify' || target === 'mercurius' ? target : 'service',
   logLevel: values.level,
   apiKey,
   seedPets: SEEDED,

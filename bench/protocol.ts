@@ -14,9 +14,11 @@ export const TARGETS = [
   'rest-silent',
   'rest-redis',
   'sofa',
+  'fastify',
   'graphql',
   'graphql-by-id',
   'yoga',
+  'mercurius',
   'rest-otel-off',
   'rest-otel-0',
   'rest-otel-100',
@@ -32,6 +34,12 @@ export type Target = (typeof TARGETS)[number];
  * depend on the operation, so it runs `get` only.
  */
 export const REDIS_TARGET_OPERATIONS: readonly string[] = ['get'];
+
+/**
+ * `fastify` (REST) and `mercurius` (GraphQL) are the peers built on fastify, with request logging
+ * and rate limits (bench/fastify-peers.ts): the get by id is what they are compared on.
+ */
+export const FASTIFY_PEER_OPERATIONS: readonly string[] = ['get'];
 
 /**
  * `rest-silent` is `rest` with its logger at `silent`: no access log. `rest` beside it, in the same

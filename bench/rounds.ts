@@ -5,7 +5,7 @@ import type { Servers } from './child.ts';
 import { checkOnce, load } from './measure.ts';
 import { type Target, tracingModeOf } from './protocol.ts';
 import { STORE_LABEL } from './report.ts';
-import { OPERATION_LABEL, OPERATIONS, type Scenario } from './scenarios.ts';
+import { OPERATION_LABEL, type Scenario } from './scenarios.ts';
 import type { Settings } from './settings.ts';
 import type { RoundRun } from './summary.ts';
 
@@ -46,7 +46,7 @@ export async function runRounds(
   const { warmupSeconds, durationSeconds, connections } = settings;
   for (let round = 1; round <= settings.rounds; round++) {
     for (const store of settings.stores) {
-      for (const operation of OPERATIONS) {
+      for (const operation of settings.operations) {
         progress(`[bench] round ${round}  ${STORE_LABEL[store].padEnd(15)}  ${OPERATION_LABEL[operation].padEnd(9)}`);
         for (const scenario of scenarios.filter((s) => s.store === store && s.operation === operation)) {
           if (warmupSeconds > 0) {

@@ -1,6 +1,7 @@
-// `npm run bench`: our REST and GraphQL against a raw node:http floor and two peers (Sofa, plain
-// Yoga), over an in-memory store and the embedded FerretDB, then FerretDB's cost curve; and our
-// service traced (at 0% and 100% sampling) against itself untraced, each in a process of its own.
+// `npm run bench`: our REST and GraphQL against a raw node:http floor and four peers (Sofa, plain
+// Yoga; fastify and mercurius, with request logs and rate limits), over an in-memory store and the
+// embedded FerretDB, then FerretDB's cost curve; and our service traced (at 0% and 100% sampling)
+// against itself untraced, each in a process of its own.
 //
 // The servers run in forked children (bench/servers.ts, bench/tracing-servers.ts); this process
 // only generates load (and sinks the traced targets' OTLP exports). Runs are interleaved in rounds
@@ -85,7 +86,8 @@ async function measure(
   const scenarios = settings.stores.flatMap((store) => {
     const urls = Object.assign({}, ...processes.map((serving) => serving.ready.urls[store]));
     if (!ready.urls[store]) throw new Error(`the servers did not start the ${store} store`);
-    return scenariosFor(store, urls, ready.apiKey, sampleId, settings.seedPets);
+    const all = scenariosFor(store, urls, ready.apiKey, sampleId, settings.seedPets);
+    return all.filter((scenario) => settings.operations.includes(scenario.operation));
   });
   const byTarget = serversOf(servers, tracing);
   await checkAll(byTarget, scenarios);

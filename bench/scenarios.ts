@@ -6,6 +6,7 @@ import { documentIdOf } from '../src/documents/document-id.ts';
 import { DOCUMENTS, NEW_PET } from './graphql-documents.ts';
 import {
   BY_ID_TARGET_OPERATIONS,
+  FASTIFY_PEER_OPERATIONS,
   REDIS_TARGET_OPERATIONS,
   SILENT_TARGET_OPERATIONS,
   type StoreName,
@@ -43,14 +44,15 @@ export interface Scenario {
   check(status: number, body: unknown): void;
 }
 
-/** yoga, graphql and the traced graphql-otel-* speak GraphQL over POST /graphql; the rest answer bare values. */
-const speaksGraphQL = (target: Target) => target === 'yoga' || target.startsWith('graphql');
+/** yoga, mercurius, graphql and the traced graphql-otel-* speak GraphQL over POST /graphql; the rest answer bare values. */
+const speaksGraphQL = (target: Target) => target === 'yoga' || target === 'mercurius' || target.startsWith('graphql');
 
 /** Which operations a target runs: the extra ones (Redis limits, tracing) only where their cost shows. */
 function runs(target: Target, operation: Operation): boolean {
   if (target === 'rest-redis') return REDIS_TARGET_OPERATIONS.includes(operation);
   if (target === 'rest-silent') return SILENT_TARGET_OPERATIONS.includes(operation);
   if (target === 'graphql-by-id') return BY_ID_TARGET_OPERATIONS.includes(operation);
+  if (target === 'fastify' || target === 'mercurius') return FASTIFY_PEER_OPERATIONS.includes(operation);
   if (tracingModeOf(target)) return TRACING_TARGET_OPERATIONS.includes(operation);
   return true;
 }

@@ -51,7 +51,7 @@ const databases = createDatabases(log, () => void shutdown(1));
 let redis: RedisServer | undefined;
 
 /** Our service's targets run in the server main.ts builds; the floor and the peers in a bare node:http one. */
-const NOT_OURS: ReadonlySet<string> = new Set(['floor', 'sofa', 'yoga'] satisfies MainTarget[]);
+const NOT_OURS: ReadonlySet<string> = new Set(['floor', 'sofa', 'fastify', 'yoga', 'mercurius'] satisfies MainTarget[]);
 
 async function listen(listener: Listener, ours = false): Promise<string> {
   const server = ours ? createHttpServer(listener) : createServer(listener);

@@ -1,6 +1,7 @@
 // The knobs, from the environment; a bad value stops the run before anything starts.
 
 import type { StoreName } from './protocol.ts';
+import { OPERATIONS, type Operation } from './scenarios.ts';
 
 export interface Settings {
   rounds: number;
@@ -9,6 +10,8 @@ export interface Settings {
   warmupSeconds: number;
   connections: number;
   stores: StoreName[];
+  /** The operations measured, in OPERATIONS order (BENCH_OPERATIONS=get: the get by id alone, for more rounds in the time). */
+  operations: Operation[];
   seedPets: number;
   /** Run the FerretDB cost curve (BENCH_CURVE=0 skips it), in `rounds` rounds of runs this long. */
   curve: boolean;
@@ -39,12 +42,17 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     storesRaw
   ] as StoreName[] | undefined;
   if (!stores) problems.push(`BENCH_STORES=${storesRaw}: expected memory, ferretdb or both`);
+  const asked = (env.BENCH_OPERATIONS ?? '').split(',').filter((name) => name !== '');
+  const unknown = asked.filter((name) => !(OPERATIONS as readonly string[]).includes(name));
+  if (unknown.length > 0)
+    problems.push(`BENCH_OPERATIONS=${env.BENCH_OPERATIONS}: expected some of ${OPERATIONS.join(',')}`);
   const settings: Settings = {
     rounds: number('BENCH_ROUNDS', 3, 1, true),
     durationSeconds: number('BENCH_DURATION', 2, 0.5),
     warmupSeconds: number('BENCH_WARMUP', 0.5, 0),
     connections: number('BENCH_CONNECTIONS', 10, 1, true),
     stores: stores ?? [],
+    operations: OPERATIONS.filter((operation) => asked.length === 0 || asked.includes(operation)),
     // list 100 needs more than 100 pets to mean a full page.
     seedPets: number('BENCH_SEED_PETS', 200, 101, true),
     curve: env.BENCH_CURVE !== '0',

@@ -27,9 +27,11 @@ export const RATIOS = {
   'graphql / floor': { of: 'graphql', to: 'floor' },
   'yoga / floor': { of: 'yoga', to: 'floor' },
   'rest / sofa': { of: 'rest', to: 'sofa' },
+  'rest / fastify': { of: 'rest', to: 'fastify' },
   'rest / rest-silent': { of: 'rest', to: 'rest-silent' },
   'rest-redis / rest': { of: 'rest-redis', to: 'rest' },
   'graphql / yoga': { of: 'graphql', to: 'yoga' },
+  'graphql / mercurius': { of: 'graphql', to: 'mercurius' },
   'graphql-by-id / graphql': { of: 'graphql-by-id', to: 'graphql' },
   // Tracing: each against the same service in a process of the same kind, tracing off.
   'rest-otel-0 / rest-otel-off': { of: 'rest-otel-0', to: 'rest-otel-off' },

@@ -2,7 +2,7 @@
 // node:http and the repository, so their ratios to `floor` are those layers' cost; `rest-redis` differs
 // from `rest` only in where the rate limits count (Redis instead of memory), `rest-silent` only in
 // its logger's level (silent: no access log). The tracing processes
-// (tracing-servers.ts) serve `ourService` alone.
+// (tracing-servers.ts) serve `ourService` alone. The fastify-based peers live in fastify-peers.ts.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useSofa } from '@graphql-yoga/plugin-sofa';
@@ -19,6 +19,7 @@ import { createPetUseCase } from '../src/pets/create-pet.ts';
 import type { NewPet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
 import { createService, type Service } from '../src/service.ts';
+import { fastifyPeer, mercuriusPeer } from './fastify-peers.ts';
 import { publishedBenchDocuments } from './graphql-documents.ts';
 import { memoryStoresAround } from './memory-stores.ts';
 import type { Target } from './protocol.ts';
@@ -71,6 +72,9 @@ export interface Targets {
 
 const SHARED_WITHIN_MS = 10_000;
 
+/** Requests per second per key for our services and the peers that limit: the limits stay on the path but never trip. */
+export const BENCH_RATE_PER_KEY = 1_000_000;
+
 /** Resolves when the service's metrics say its rate limits count in Redis. */
 async function countingInRedis(metrics: Metrics): Promise<void> {
   const deadline = Date.now() + SHARED_WITHIN_MS;
@@ -92,8 +96,9 @@ export interface OurServiceOptions {
 
 /** Our service over the pets, with the key the load generator sends, as main.ts composes it. */
 export function ourService(pets: PetRepository, apiKey: string, options: OurServiceOptions = {}): Service {
-  // One key drives all the load: the limits themselves stay on the path, but never trip.
-  const environment = { API_KEYS: apiKey, RATE_LIMIT_PER_KEY: '1000000', RATE_LIMIT_BURST: '1000000' };
+  // One key drives all the load.
+  const rate = String(BENCH_RATE_PER_KEY);
+  const environment = { API_KEYS: apiKey, RATE_LIMIT_PER_KEY: rate, RATE_LIMIT_BURST: rate };
   return createService({
     config: parseConfig({ ...environment, ...options.env }),
     stores: memoryStoresAround(pets, publishedBenchDocuments()),
@@ -104,15 +109,9 @@ export function ourService(pets: PetRepository, apiKey: string, options: OurServ
   });
 }
 
-/** All of them over one repository; our services get the key the load generator sends. */
-export function createTargets(pets: PetRepository, apiKey: string, redisUrl: string): Targets {
-  const stores = memoryStoresAround(pets);
-  const service = ourService(pets, apiKey);
-  const silentService = ourService(pets, apiKey, { logLevel: 'silent' });
-  const redisMetrics = createMetrics();
-  const redisService = ourService(pets, apiKey, { env: { REDIS_URL: redisUrl }, metrics: redisMetrics });
-  // The peers get the same schema and the context our resolvers read, and nothing else.
-  const records = stores.idempotencyRecords;
+/** What the GraphQL peers' resolvers get: the context our resolvers read, every scope, no subscriptions. */
+export function peerContext(pets: PetRepository): () => Context {
+  const records = memoryStoresAround(pets).idempotencyRecords;
   const createPet = createPetUseCase(pets, createIdempotentCreates({ pets, records, retentionMs: 3_600_000 }));
   const exchange: ExecutionExchange = {
     id: 'bench',
@@ -129,9 +128,21 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
   const followPets = () => {
     throw new Error('the peers serve no subscriptions');
   };
-  const context = (): Context => ({ pets, createPet, followPets, exchange });
+  return () => ({ pets, createPet, followPets, exchange });
+}
+
+/** All of them over one repository; our services get the key the load generator sends. */
+export function createTargets(pets: PetRepository, apiKey: string, redisUrl: string): Targets {
+  const service = ourService(pets, apiKey);
+  const silentService = ourService(pets, apiKey, { logLevel: 'silent' });
+  const redisMetrics = createMetrics();
+  const redisService = ourService(pets, apiKey, { env: { REDIS_URL: redisUrl }, metrics: redisMetrics });
+  // The peers get the same schema and the context our resolvers read, and nothing else.
+  const context = peerContext(pets);
   const sofa = createYoga({ schema, context, plugins: [useSofa({ basePath: SOFA_BASE_PATH })] });
   const yoga = createYoga({ schema, context });
+  const fastify = fastifyPeer(pets, REST_BASE_PATH, BENCH_RATE_PER_KEY);
+  const mercurius = mercuriusPeer(context, BENCH_RATE_PER_KEY);
   return {
     listeners: {
       floor: floorListener(pets),
@@ -139,15 +150,19 @@ export function createTargets(pets: PetRepository, apiKey: string, redisUrl: str
       'rest-silent': silentService.listener,
       'rest-redis': redisService.listener,
       sofa: (req, res) => void sofa(req, res),
+      fastify: fastify.listener,
       graphql: service.listener,
       'graphql-by-id': service.listener,
       yoga: (req, res) => void yoga(req, res),
+      mercurius: mercurius.listener,
     },
-    ready: countingInRedis(redisMetrics),
+    ready: Promise.all([countingInRedis(redisMetrics), fastify.ready, mercurius.ready]).then(() => {}),
     close: async () => {
       await service.close();
       await silentService.close();
       await redisService.close();
+      await fastify.close();
+      await mercurius.close();
     },
   };
 }
