@@ -73,7 +73,7 @@ export function createFaces(
   dependencies: ServiceDependencies,
   { admission, followPets, giveBack }: { admission: OperationAdmission; followPets: FollowPets; giveBack?: GiveBack },
 ) {
-  const { config, logger, metrics, tracer, graphqlPlugins } = dependencies;
+  const { config, logger, metrics, tracer } = dependencies;
   const shared = createSharedExecution(dependencies, followPets);
   const { documents, createContext, errorLog, listSizeCheck } = shared;
   // While tracing, every GraphQL request goes through Yoga: its parse and validate spans are part of the trace.
@@ -89,7 +89,6 @@ export function createFaces(
     conditionalGets: useConditionalGets(giveBack),
     ...(tracer ? { tracer } : {}),
     ...(validatedDocuments ? { validatedDocuments } : {}),
-    ...(graphqlPlugins ? { plugins: graphqlPlugins } : {}),
   });
   const executeSpans = tracer ? createExecuteSpans(tracer) : undefined;
   const direct = createDirectExecution({

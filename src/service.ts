@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Tracer } from '@opentelemetry/api';
-import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createKeyRing, type KeyRing } from './auth/api-keys.ts';
 import type { Config } from './config.ts';
@@ -45,12 +44,6 @@ export interface ServiceDependencies {
   developmentKey?: string;
   /** Set while tracing (register.ts started it): server spans named by route, GraphQL spans. */
   tracer?: Tracer;
-  /**
-   * Yoga plugins an operator adds. Only plugins that act at start (onPluginInit, onYogaInit,
-   * onSchemaChange, onDispose) are taken: REST and the GraphQL fast path would skip per-request
-   * hooks, so createService throws UnmirroredPluginError for any other (graphql/mirrored-plugins.ts).
-   */
-  graphqlPlugins?: readonly Plugin[];
 }
 
 export interface Service {

@@ -9,7 +9,6 @@ import type { ErrorLog } from './graphql/error-log.ts';
 import { introspectionCachePlugin } from './graphql/introspection-cache.ts';
 import { type ListSizeCheck, useListSizeLimit } from './graphql/list-size.ts';
 import { maskError } from './graphql/masked-errors.ts';
-import { pluginsForBothPaths } from './graphql/mirrored-plugins.ts';
 import type { OperationAdmission } from './graphql/operation-admission.ts';
 import { useOperationMetrics } from './graphql/operation-metrics.ts';
 import { useQueryLimits } from './graphql/query-limits.ts';
@@ -53,8 +52,6 @@ export interface GraphQLServerOptions {
   validatedDocuments?: ValidatedDocuments;
   /** ETag and 304 for GETs on Yoga's path: the fast path answers through the same conditionalAnswer. */
   conditionalGets?: Plugin<Record<string, never>, ServerContext>;
-  /** Plugins an operator adds: only ones that act at start (mirrored-plugins.ts refuses the rest). */
-  plugins?: readonly Plugin[];
 }
 
 /**
@@ -67,7 +64,7 @@ export interface GraphQLServerOptions {
  * (direct-execution.ts); the query
  * limits and the validated documents judge a document once, before the fast path may run it
  * (validated-documents.ts); the spans, while tracing, when the fast path is off (the direct execution
- * opens REST's execute span). A plugin added here must say the same, or go to `plugins`.
+ * opens REST's execute span). A plugin added here must say the same.
  */
 function mirroredPlugins(options: GraphQLServerOptions) {
   const { logger, errorLog, listSizeCheck, admission, metrics, trustedDocuments, tracer, validatedDocuments } = options;
@@ -131,7 +128,7 @@ export function createGraphQLServer(options: GraphQLServerOptions) {
     // isDev false: stack traces never reach clients, whatever NODE_ENV says.
     maskedErrors: { maskError, isDev: false },
     logging: createYogaLogger(logger, errorLog),
-    plugins: pluginsForBothPaths(mirroredPlugins(options), options.plugins ?? []),
+    plugins: mirroredPlugins(options),
   });
 }
 

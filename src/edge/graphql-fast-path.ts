@@ -38,7 +38,7 @@ function writeAnswered(exchange: Exchange, answer: RegularAnswer): true {
  * (graphql-fast-request.ts), whose document Yoga has found valid before, asking for a JSON answer.
  * They run through the direct execution (the same context, executor and rules as Yoga's plugins)
  * and are answered by Yoga's own result processor. Every rule copied from Yoga is in
- * yoga-behaviour.ts; createGraphQLServer refuses plugins this path would skip (mirrored-plugins.ts).
+ * yoga-behaviour.ts.
  * Anything else returns false, and Yoga answers it. `test/graphql-fast-path.test.ts` holds its
  * answers to Yoga's.
  */

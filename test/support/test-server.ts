@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
-import type { Plugin } from 'graphql-yoga';
 import { type Logger, pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -59,8 +58,6 @@ export interface TestServerOptions {
   tracer?: Tracer;
   /** TRUSTED_DOCUMENTS: off (the default), log or enforce. API_KEY and OTHER_API_KEY may send any document. */
   trustedDocuments?: 'off' | 'log' | 'enforce';
-  /** Yoga plugins an operator adds (ServiceDependencies.graphqlPlugins). */
-  graphqlPlugins?: readonly Plugin[];
   /** CORS_ORIGINS, as the environment would give it (`http://localhost:5173,https://app.example.com`). */
   corsOrigins?: string;
   /** Any other variables, as the environment would give them (`MAX_SUBSCRIPTIONS: '2'`). */
@@ -125,7 +122,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger,
     metrics,
     ...(options.tracer ? { tracer: options.tracer } : {}),
-    ...(options.graphqlPlugins ? { graphqlPlugins: options.graphqlPlugins } : {}),
   };
   // A service that refuses to start leaves no connection behind.
   const service = await Promise.resolve()
