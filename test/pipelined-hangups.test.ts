@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ANSWERED, LEFT } from '../src/edge/access-line.ts';
+import { ANSWERED, LEFT } from '../src/edge/access-log.ts';
 import { MAX_QUEUED_RESPONSES } from '../src/http/pipelining.ts';
 import { createLogger } from '../src/logger.ts';
 import { heapUsedAfterCollection } from './support/heap.ts';

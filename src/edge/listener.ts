@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { setEarlyHeader } from '../http/edge-response.ts';
@@ -12,8 +13,7 @@ import { createAccessLog } from './access-log.ts';
 import type { Admission } from './authenticate.ts';
 import { actualResponseHeaders, allowedOrigin, type CorsPolicy, isPreflight, preflightHeaders } from './cors.ts';
 import type { Drain } from './drain.ts';
-import { requestIdOf } from './request-id.ts';
-import { createRouteTable, type Route } from './route-matching.ts';
+import { createRouteTable, type Route } from './routes.ts';
 
 export interface EdgeOptions {
   routes: readonly Route[];
@@ -26,6 +26,14 @@ export interface EdgeOptions {
   tracing?: RequestTracing;
   /** The origins whose browser apps may call the crossOrigin routes (CORS_ORIGINS); undefined: CORS off. */
   cors?: CorsPolicy;
+}
+
+const SANE_ID = /^[\w.-]{1,128}$/;
+
+/** The caller's X-Request-Id when it is a sane token (so it can be traced across services), else a new one. */
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
 }
 
 const UNEXPECTED_ERROR: HttpError = { status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'Unexpected error.' };
