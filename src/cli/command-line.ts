@@ -1,9 +1,65 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../config.ts';
-import { type HelpCommand, UsageError } from './args.ts';
 import { createCleanup } from './cleanup.ts';
 import { openCommandDatabase } from './command-database.ts';
 import { describeFailure } from './failures.ts';
+
+// What `npm run keys` and `npm run documents` share: reading the command line, running a command, writing its answer.
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** The command line is wrong: exit 2, before anything touches the database. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface HelpCommand {
+  command: 'help';
+}
+
+/** `parseArgs` whose complaints (unknown option, missing value) are usage errors like ours. */
+export function parseCommandLine<const O extends Options>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, strict: true, options });
+  } catch (error) {
+    if (String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
+      throw new UsageError((error as Error).message);
+    }
+    throw error;
+  }
+}
+
+/** The one argument `command` takes after its name, else a usage error saying what it wants. */
+export function onlyOne(command: string, what: string, positionals: string[], hint = ''): string {
+  const [value, ...extra] = positionals;
+  if (value === undefined) throw new UsageError(`${command} needs ${what}`);
+  if (extra.length > 0) throw new UsageError(`${command} takes only ${what}${hint}`);
+  return value;
+}
+
+/** Dates, tables and JSON answers are written alike by `keys` and `documents`. */
+export const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+/** Minutes are enough to tell entries apart by eye; --json has the milliseconds. */
+export const shortDate = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** The one JSON document a --json answer is. */
+export const jsonAnswer = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+/** Rows in columns two spaces apart, the first row being the header; no trailing blanks. */
+export function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
+  return rows
+    .map(
+      (row) =>
+        `${row
+          .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+    )
+    .join('');
+}
 
 export interface CommandContext {
   /** Opened at the first call, so that a command can refuse its input before touching the database. */
