@@ -11,7 +11,7 @@ import {
   type PersistedDocument,
   type PublishableDocument,
   type PublishOutcome,
-} from '../documents/persisted-document-store.ts';
+} from '../documents/published-documents.ts';
 import { schema } from '../graphql/schema/index.ts';
 import {
   type CommandContext,
