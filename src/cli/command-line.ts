@@ -5,7 +5,7 @@ import { createCleanup } from './cleanup.ts';
 import { openCommandDatabase } from './command-database.ts';
 import { describeFailure } from './failures.ts';
 
-// What `npm run keys` and `npm run documents` share: reading the command line, running a command, writing its answer.
+// What `npm run keys` and `npm run documents` share: reading the command line and running a command.
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -36,29 +36,6 @@ export function onlyOne(command: string, what: string, positionals: string[], hi
   if (value === undefined) throw new UsageError(`${command} needs ${what}`);
   if (extra.length > 0) throw new UsageError(`${command} takes only ${what}${hint}`);
   return value;
-}
-
-/** Dates, tables and JSON answers are written alike by `keys` and `documents`. */
-export const iso = (date: Date | null) => date?.toISOString() ?? null;
-
-/** Minutes are enough to tell entries apart by eye; --json has the milliseconds. */
-export const shortDate = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-
-/** The one JSON document a --json answer is. */
-export const jsonAnswer = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-
-/** Rows in columns two spaces apart, the first row being the header; no trailing blanks. */
-export function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return rows
-    .map(
-      (row) =>
-        `${row
-          .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-          .join('  ')
-          .trimEnd()}\n`,
-    )
-    .join('');
 }
 
 export interface CommandContext {

@@ -13,19 +13,10 @@ import {
   type PublishOutcome,
 } from '../documents/published-documents.ts';
 import { schema } from '../graphql/schema/index.ts';
-import {
-  type CommandContext,
-  type HelpCommand,
-  iso,
-  jsonAnswer,
-  onlyOne,
-  parseCommandLine,
-  runCommandLine,
-  shortDate,
-  table,
-  UsageError,
-} from './command-line.ts';
+import type { CommandContext, HelpCommand } from './command-line.ts';
+import { onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
 import { CommandFailure } from './failures.ts';
+import { iso, jsonAnswer, shortDate, table } from './text-format.ts';
 
 type DocumentsCommand =
   | { command: 'publish'; file: string; json: boolean }

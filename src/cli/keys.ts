@@ -11,19 +11,10 @@ import {
   type RevokeOutcome,
 } from '../auth/api-key-store.ts';
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../auth/scopes.ts';
-import {
-  type CommandContext,
-  type HelpCommand,
-  iso,
-  jsonAnswer,
-  onlyOne,
-  parseCommandLine,
-  runCommandLine,
-  shortDate,
-  table,
-  UsageError,
-} from './command-line.ts';
+import type { CommandContext, HelpCommand } from './command-line.ts';
+import { onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
 import { CommandFailure } from './failures.ts';
+import { iso, jsonAnswer, shortDate, table } from './text-format.ts';
 
 type KeysCommand =
   | {
