@@ -1,5 +1,5 @@
 // Builds (or finds cached) the embedded FerretDB binary, so CI and first starts can time it separately.
-import { buildFerretDb } from '../src/db/ferretdb-build.ts';
+import { buildFerretDb } from '../src/db/ferretdb.ts';
 
 const started = Date.now();
 const binary = await buildFerretDb((message) => console.log(message));

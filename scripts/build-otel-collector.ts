@@ -1,5 +1,5 @@
 // Builds (or finds cached) the OpenTelemetry Collector of tools/otelcol, which the tracing tests send
-// their spans to, as the embedded FerretDB is built (src/db/ferretdb-build.ts): from the Go module
+// their spans to, as the embedded FerretDB is built (src/db/ferretdb.ts): from the Go module
 // proxy, keyed by a hash of its sources, so an unchanged tree never rebuilds and an edited one never
 // runs stale. Run directly (CI's "otel collector build" step) it prints where the binary is.
 import { spawn } from 'node:child_process';

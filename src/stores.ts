@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { createApiKeyStore, ensureApiKeyIndexes } from './auth/api-key-store.ts';
-import type { IssuedKeySource } from './auth/issued-keys-sync.ts';
+import type { IssuedKeySource } from './auth/api-keys.ts';
 import type { Database } from './db/mongo.ts';
-import { createPersistedDocumentStore, type PublishedDocumentSource } from './documents/persisted-document-store.ts';
+import { createPersistedDocumentStore, type PublishedDocumentSource } from './documents/published-documents.ts';
 import {
   createIdempotencyStore,
   ensureIdempotencyIndexes,

@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
-import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
+import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/api-keys.ts';
 import { runKeys } from './support/cli-command.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
 import { AUTH, startTestServer, useTestServer } from './support/test-server.ts';

@@ -3,7 +3,7 @@ import { ApolloClient, ApolloLink, gql, HttpLink, InMemoryCache } from '@apollo/
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
-import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
+import { createPersistedDocumentStore } from '../src/documents/published-documents.ts';
 import { API_KEY, startTestServer, type TestServer, useTestServer } from './support/test-server.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

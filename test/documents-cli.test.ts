@@ -6,7 +6,7 @@ import pLimit from 'p-limit';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { connectDatabase } from '../src/db/mongo.ts';
 import { checkManifest } from '../src/documents/manifest.ts';
-import { PERSISTED_DOCUMENTS_COLLECTION } from '../src/documents/persisted-document-store.ts';
+import { PERSISTED_DOCUMENTS_COLLECTION } from '../src/documents/published-documents.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { type CommandRun, runDocuments } from './support/cli-command.ts';
 import { uniqueDbName } from './support/test-server.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
+import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/api-keys.ts';
 import { runKeys } from './support/cli-command.ts';
 import { freePort } from './support/free-port.ts';
 import { type Balancer, startBalancer } from './support/haproxy.ts';

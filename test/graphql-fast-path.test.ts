@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
-import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
+import { createPersistedDocumentStore } from '../src/documents/published-documents.ts';
 import { buggyPets } from './support/buggy-pets.ts';
 import { capturingLogger, ERROR_LEVEL, linesDuring } from './support/capturing-logger.ts';
 import { useServerWithLostDatabase } from './support/lost-database.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PetIdsContendedError } from '../src/errors.ts';
 import { fromDomainError } from '../src/graphql/errors.ts';
-import { decideNext, type Facts, fingerprintOf, MAX_ID_MOVES } from '../src/idempotency/idempotency-decision.ts';
 import type { IdempotencyRecord } from '../src/idempotency/idempotency-store.ts';
+import { decideNext, type Facts, fingerprintOf, MAX_ID_MOVES } from '../src/idempotency/idempotent-create.ts';
 import type { Pet } from '../src/pets/pet.ts';
 
 const NOW = Date.parse('2026-11-23T12:00:00Z');

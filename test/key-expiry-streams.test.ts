@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { API_KEYS_COLLECTION, createApiKeyStore } from '../src/auth/api-key-store.ts';
-import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/issued-keys-sync.ts';
+import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/api-keys.ts';
 import { createPetOverGraphQL } from './support/graphql-client.ts';
 import { sampleIn } from './support/metric-sample.ts';
 import { type SseStream, subscribeSse } from './support/sse.ts';

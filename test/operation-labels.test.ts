@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import { checkManifest } from '../src/documents/manifest.ts';
-import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
+import { createPersistedDocumentStore } from '../src/documents/published-documents.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { MAX_OPERATION_NAMES } from '../src/metrics/operation-labels.ts';
 import { sampleIn } from './support/metric-sample.ts';

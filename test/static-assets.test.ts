@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssets } from '../src/static/build-assets.ts';
-import { createGraphiQLPage } from '../src/static/graphiql-page.ts';
 import { createStaticAssets, type StaticAssets } from '../src/static/static-assets.ts';
+import { createGraphiQLPage } from '../src/static/tool-pages.ts';
 import { rawRequest } from './support/raw-http.ts';
 import { listenOnLoopback } from './support/test-server.ts';
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
-import { createPersistedDocumentStore } from '../src/documents/persisted-document-store.ts';
+import { createPersistedDocumentStore } from '../src/documents/published-documents.ts';
 import type { Stores } from '../src/stores.ts';
 import { capturingLogger, linesDuring } from './support/capturing-logger.ts';
 import { sampleIn } from './support/metric-sample.ts';

@@ -1,9 +1,42 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../config.ts';
-import { type HelpCommand, UsageError } from './args.ts';
 import { createCleanup } from './cleanup.ts';
 import { openCommandDatabase } from './command-database.ts';
 import { describeFailure } from './failures.ts';
+
+// What `npm run keys` and `npm run documents` share: reading the command line and running a command.
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** The command line is wrong: exit 2, before anything touches the database. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface HelpCommand {
+  command: 'help';
+}
+
+/** `parseArgs` whose complaints (unknown option, missing value) are usage errors like ours. */
+export function parseCommandLine<const O extends Options>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, strict: true, options });
+  } catch (error) {
+    if (String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS')) {
+      throw new UsageError((error as Error).message);
+    }
+    throw error;
+  }
+}
+
+/** The one argument `command` takes after its name, else a usage error saying what it wants. */
+export function onlyOne(command: string, what: string, positionals: string[], hint = ''): string {
+  const [value, ...extra] = positionals;
+  if (value === undefined) throw new UsageError(`${command} needs ${what}`);
+  if (extra.length > 0) throw new UsageError(`${command} takes only ${what}${hint}`);
+  return value;
+}
 
 export interface CommandContext {
   /** Opened at the first call, so that a command can refuse its input before touching the database. */

@@ -1,5 +1,6 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { PRIVATE_FILE_MODE } from './private-directory.ts';
 
 /**
@@ -38,4 +39,82 @@ export function readEmbeddedAddress(directory: string): EmbeddedAddress | undefi
   } catch {
     return undefined;
   }
+}
+
+/**
+ * FerretDB v1 has no authentication: whoever can connect may write an API key. It listens only on a
+ * Unix socket in a directory that is its owner's alone (0700): DATA_DIR, or one of its own in the
+ * temporary directory when DATA_DIR's path is too long for a socket. Never on a port.
+ */
+const SOCKET_FILE = 'ferretdb.sock';
+/** A socket's path fits in sun_path: 108 bytes with its NUL on Linux, 104 on macOS. */
+const MAX_SOCKET_PATH_BYTES = 103;
+/** Names the directories made for sockets, so a killed process's one is recognised and removed. */
+const SOCKET_DIRECTORY_PREFIX = 'petstore-ferretdb-';
+
+export interface EmbeddedListener {
+  /** FerretDB's listen flags (tools/ferretdb/main.go). */
+  args: string[];
+  uri: string;
+  /** Removes the directory made for the socket, if one was; safe to call more than once. */
+  remove(): void;
+}
+
+const fits = (socket: string) => Buffer.byteLength(socket) <= MAX_SOCKET_PATH_BYTES;
+
+function listenOn(socket: string, remove: () => void): EmbeddedListener {
+  return { args: ['--listen', '', '--listen-unix', socket], uri: `mongodb://${encodeURIComponent(socket)}/`, remove };
+}
+
+/** The socket directory named by a URI this module made, if it is one of ours in the temporary directory. */
+function socketDirectoryOf(uri: string): string | undefined {
+  const host = /^mongodb:\/\/([^/]+)\/$/.exec(uri)?.[1];
+  if (host === undefined) return;
+  const socket = decodeURIComponent(host);
+  const directory = dirname(socket);
+  const ours = basename(socket) === SOCKET_FILE && basename(directory).startsWith(SOCKET_DIRECTORY_PREFIX);
+  return ours && dirname(directory) === tmpdir() ? directory : undefined;
+}
+
+/**
+ * A process killed with SIGKILL could not remove its socket directory, but its published address
+ * still names it: removed here, once the DATA_DIR lock says that process is gone.
+ */
+function removeAbandonedSocketDirectory(dataDir: string): void {
+  const address = readEmbeddedAddress(dataDir);
+  const directory = address && socketDirectoryOf(address.uri);
+  if (directory === undefined) return;
+  try {
+    const stats = lstatSync(directory);
+    const mine = process.getuid === undefined || stats.uid === process.getuid();
+    if (stats.isDirectory() && mine) rmSync(directory, { recursive: true, force: true });
+  } catch {
+    // Gone already (the temporary directory was cleaned).
+  }
+}
+
+/**
+ * Where the embedded database of `dataDir` listens; call only while holding DATA_DIR's lock. Throws
+ * when not even the temporary directory gives a short enough socket path.
+ */
+export function embeddedListener(dataDir: string): EmbeddedListener {
+  removeAbandonedSocketDirectory(dataDir);
+  const inDataDir = join(dataDir, SOCKET_FILE);
+  if (fits(inDataDir)) {
+    // Left by a server that was killed: the DATA_DIR lock says no other server is using it.
+    rmSync(inDataDir, { force: true });
+    return listenOn(inDataDir, () => {});
+  }
+  // mkdtemp makes it 0700 under a name nobody could have prepared for us.
+  const directory = mkdtempSync(join(tmpdir(), SOCKET_DIRECTORY_PREFIX));
+  const remove = () => rmSync(directory, { recursive: true, force: true });
+  const socket = join(directory, SOCKET_FILE);
+  if (!fits(socket)) {
+    remove();
+    throw new Error(
+      `neither ${inDataDir} nor ${socket} is short enough for a Unix socket path: ` +
+        'use a shorter DATA_DIR, or set TMPDIR to a shorter directory',
+    );
+  }
+  return listenOn(socket, remove);
 }

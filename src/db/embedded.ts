@@ -3,22 +3,16 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StartRefusedError } from '../start-refusal.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { publishEmbeddedAddress } from './embedded-address.ts';
-import { type EmbeddedListener, embeddedListener } from './embedded-listener.ts';
-import { startFerretDb } from './embedded-process.ts';
-import { buildFerretDb, ferretDbBinaryPath } from './ferretdb-build.ts';
+import { type EmbeddedListener, embeddedListener, publishEmbeddedAddress } from './embedded-address.ts';
+import { buildFerretDb, type EmbeddedProcess, ferretDbBinaryPath, startFerretDb } from './ferretdb.ts';
 import { makePrivateDirectory, type NotOwnedEntry, PRIVATE_FILE_MODE } from './private-directory.ts';
 
 /** The one embedded server (older versions also ran mongod: see BACKEND_MARKER). */
 export type EmbeddedKind = 'ferretdb';
 
 /** A MongoDB-compatible server this process started and must stop. */
-export interface EmbeddedDatabase {
-  uri: string;
+export interface EmbeddedDatabase extends EmbeddedProcess {
   kind: EmbeddedKind;
-  stop(): Promise<void>;
-  /** Called if the server dies while we still use it, so the service can exit instead of 503-ing forever. */
-  onUnexpectedExit(listener: (code: number | null) => void): void;
 }
 
 export interface EmbeddedOptions {

@@ -8,7 +8,7 @@ import {
   validate,
 } from 'graphql';
 import { documentIdOf, normalizeDocumentId } from './document-id.ts';
-import type { PublishableDocument } from './persisted-document-store.ts';
+import type { PublishableDocument } from './published-documents.ts';
 
 /** GraphQL Codegen client preset's `persisted-documents.json`, or Apollo's persisted query manifest. */
 export type ManifestFormat = 'codegen' | 'apollo';

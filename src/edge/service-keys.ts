@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { KeyRing } from '../auth/api-keys.ts';
-import { type IssuedKeySource, syncIssuedKeys } from '../auth/issued-keys-sync.ts';
+import { type IssuedKeySource, type KeyRing, syncIssuedKeys } from '../auth/api-keys.ts';
 import type { Config } from '../config.ts';
 import type { KeyGone } from '../http/stream-outcomes.ts';
 import type { Metrics } from '../metrics/metrics.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { matchesIfNoneMatch } from './http-conditional.ts';
+import { matchesIfNoneMatch } from './static-assets.ts';
 
 export interface HtmlPage {
   etag: string;

@@ -1,11 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createApiDocsPage } from './api-docs-page.ts';
 import { assetUrl, DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
 import { createFrontDoor } from './front-door.ts';
-import { createGraphiQLPage } from './graphiql-page.ts';
 import type { HtmlPage } from './html-page.ts';
 import { isLocalBrowserRequest } from './loopback.ts';
 import { createStaticAssets } from './static-assets.ts';
+import { createApiDocsPage, createGraphiQLPage } from './tool-pages.ts';
 
 export interface PublicPagesOptions {
   graphqlEndpoint: string;

@@ -2,8 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import sirv from 'sirv';
 import { sendError } from '../http/send-error.ts';
-import { ENCODING_SUFFIX, type MountedManifest, readAssetManifest } from './asset-manifest.ts';
-import { matchesIfNoneMatch, preferredEncoding } from './http-conditional.ts';
+import {
+  type AssetFile,
+  type ContentCoding,
+  ENCODING_SUFFIX,
+  type MountedManifest,
+  readAssetManifest,
+} from './asset-manifest.ts';
 
 /** Hashed names change with their content, so a browser may keep every file for good. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -59,4 +64,31 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
   }
 
   return { manifest, handle };
+}
+
+/** RFC 9110 §13.1.2: If-None-Match compares weakly, and `*` matches any current representation. */
+export function matchesIfNoneMatch(req: IncomingMessage, etag: string): boolean {
+  const header = req.headers['if-none-match'];
+  if (!header) return false;
+  const opaque = etag.replace(/^W\//, '');
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === opaque;
+  });
+}
+
+/** br over gzip over identity, honouring `q=0` (sirv's own choice only looks for the substring). */
+export function preferredEncoding(acceptEncoding: string | undefined, file: AssetFile): ContentCoding {
+  const weights = new Map<string, number>();
+  for (const part of (acceptEncoding ?? '').split(',')) {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (!coding) continue;
+    const q = params.map((param) => param.trim()).find((param) => param.startsWith('q='));
+    weights.set(coding, q ? Number(q.slice(2)) : 1);
+  }
+  // NaN from a malformed q fails the comparison, which is the safe reading.
+  const accepts = (coding: string) => (weights.get(coding) ?? weights.get('*') ?? 0) > 0;
+  if (file.br && accepts('br')) return 'br';
+  if (file.gzip && (accepts('gzip') || accepts('x-gzip'))) return 'gzip';
+  return 'identity';
 }

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { expect, vi } from 'vitest';
 import { createApiKeyStore } from '../../src/auth/api-key-store.ts';
 import type { Scope } from '../../src/auth/scopes.ts';
-import { createPersistedDocumentStore } from '../../src/documents/persisted-document-store.ts';
+import { createPersistedDocumentStore } from '../../src/documents/published-documents.ts';
 import { encodeCursor } from '../../src/pets/cursor.ts';
 import { sampleIn } from './metric-sample.ts';
 import type { GraphQLResult } from './sse.ts';
