@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import type { Exchange } from '../http/exchange.ts';
-import type { Face, HttpError } from '../http/send-error.ts';
+import type { Face, HttpError } from '../http/send-json.ts';
 
 export type Method = 'GET' | 'POST';
 export type Handler = (exchange: Exchange) => unknown;

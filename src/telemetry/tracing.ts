@@ -7,8 +7,7 @@ import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { type ClientAddress, clientAddressOf } from '../edge/client-address.ts';
 import { createInstrumentations } from './instrumentations.ts';
-import { type FlushOutcome, type RunningTracing, setRunningTracing } from './running.ts';
-import { DEFAULT_SERVICE_NAME } from './settings.ts';
+import { DEFAULT_SERVICE_NAME, type FlushOutcome, type RunningTracing, setRunningTracing } from './settings.ts';
 
 export interface TracingOptions {
   /** Where finished spans go; by default batched (OTEL_BSP_*) to OTLP over HTTP (OTEL_EXPORTER_OTLP_*). */
