@@ -1,6 +1,6 @@
 import type { Scopes } from './auth/scopes.ts';
 import type { StreamRecord } from './http/exchange.ts';
-import type { Face } from './http/send-error.ts';
+import type { Face } from './http/send-json.ts';
 import type { CreatePet, CreatingExchange } from './pets/create-pet.ts';
 import type { Pet } from './pets/pet.ts';
 import type { PetFeedQuery } from './pets/pet-feed.ts';

@@ -14,8 +14,7 @@ import { StartRefusedError, sayRefusal } from './start-refusal.ts';
 import { isLoopbackAddress } from './static/loopback.ts';
 import { createMongoStores, type Stores } from './stores.ts';
 import { logTracingProblems } from './telemetry/diagnostics.ts';
-import { runningTracing } from './telemetry/running.ts';
-import { TRACING_FLUSH_DEADLINE_MS, tracingRequested } from './telemetry/settings.ts';
+import { runningTracing, TRACING_FLUSH_DEADLINE_MS, tracingRequested } from './telemetry/settings.ts';
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {

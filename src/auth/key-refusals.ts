@@ -1,4 +1,4 @@
-import type { HttpError } from '../http/send-error.ts';
+import type { HttpError } from '../http/send-json.ts';
 
 const MISSING = 'An API key is required: send "Authorization: Bearer <API_KEY>"';
 const INVALID = 'The API key is not valid';

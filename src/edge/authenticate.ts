@@ -3,7 +3,7 @@ import type { ApiKeyVerifier } from '../auth/api-keys.ts';
 import { type KeyRefusal, unauthenticated } from '../auth/key-refusals.ts';
 import type { Scopes } from '../auth/scopes.ts';
 import type { Exchange } from '../http/exchange.ts';
-import { sendError } from '../http/send-error.ts';
+import { sendError } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { type ClientAddress, limiterBucketOf } from './client-address.ts';
 import type { ChargedExchange, RateLimits, Refusal } from './rate-limits.ts';

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerContext } from '../context.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { BodyTooLargeError, readBody } from '../http/read-body.ts';
-import { sendError } from '../http/send-error.ts';
+import { sendError } from '../http/send-json.ts';
 import type { GraphQLFastPath } from './graphql-fast-path.ts';
 import { graphQLNegotiation } from './graphql-media-types.ts';
 import {

@@ -5,7 +5,7 @@ import { setEarlyHeader } from '../http/edge-response.ts';
 import { Exchange } from '../http/exchange.ts';
 import { MAX_QUEUED_RESPONSES, queueBehind } from '../http/pipelining.ts';
 import { ClientClosedError } from '../http/read-body.ts';
-import { type HttpError, sendError } from '../http/send-error.ts';
+import { type HttpError, sendError } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { TraceFields } from '../telemetry/log-fields.ts';
 import type { RequestTracing } from '../telemetry/request-span.ts';

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import { priceOf } from '../graphql/operation-admission.ts';
 import type { Exchange } from '../http/exchange.ts';
-import { type Face, type HttpError, sendError } from '../http/send-error.ts';
+import { type Face, type HttpError, sendError } from '../http/send-json.ts';
 import { REST_OPERATIONS } from '../rest/contract-operations.ts';
 import { deprecationHeaders } from '../rest/deprecation.ts';
 import type { RestExecutor } from '../rest/executor.ts';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Scopes } from '../auth/scopes.ts';
 import { setEarlyHeader } from './edge-response.ts';
-import type { Face } from './send-error.ts';
+import type { Face } from './send-json.ts';
 import type { StreamEnd } from './stream-outcomes.ts';
 
 const NO_SCOPES: Scopes = new Set();

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { sendError } from '../http/send-error.ts';
+import { sendError } from '../http/send-json.ts';
 import type { Metrics } from './metrics.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

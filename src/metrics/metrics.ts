@@ -1,11 +1,9 @@
 import type { MongoClient } from 'mongodb';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, type Gauge, Registry } from 'prom-client';
 import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 import type { UpgradeRefusalReason } from '../subscriptions/websocket-admission.ts';
-import { watchConnectionPool } from './connection-pool.ts';
 import { defineMetrics } from './metric-definitions.ts';
 import { createOperationLabels } from './operation-labels.ts';
-import { processMetrics } from './process-metrics.ts';
 
 /** Document ids are published by operators, so fewer can come; past this many, new ones count as "other". */
 const MAX_DOCUMENT_IDS = 1_000;
@@ -19,6 +17,52 @@ function boundedLabel(max: number, maxLength = Number.POSITIVE_INFINITY) {
     seen.add(value);
     return value;
   };
+}
+
+let processRegistry: Registry | undefined;
+
+/**
+ * Node's process metrics (CPU, memory, event loop lag, GC, handles), registered once per process:
+ * each registration starts its own event-loop and GC observers, and every service in a process
+ * (tests start many) reports the same process.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+type PoolEvent = { address: string; connectionId: number | '<monitor>' };
+
+/**
+ * Follows the driver's connection pool events (CMAP), which every MongoClient emits. Connections are
+ * tracked by id, so those made before this was called count from their first use on.
+ */
+function followConnectionPool(client: MongoClient, openGauge: Gauge, inUseGauge: Gauge): void {
+  const open = new Set<string>();
+  const inUse = new Set<string>();
+  const idOf = (event: PoolEvent) => `${event.address}/${event.connectionId}`;
+  const on = (
+    name: 'connectionCreated' | 'connectionCheckedOut' | 'connectionCheckedIn' | 'connectionClosed',
+    change: (id: string) => void,
+  ) =>
+    client.on(name, (event: PoolEvent) => {
+      change(idOf(event));
+      openGauge.set(open.size);
+      inUseGauge.set(inUse.size);
+    });
+  on('connectionCreated', (id) => open.add(id));
+  on('connectionCheckedOut', (id) => {
+    open.add(id);
+    inUse.add(id);
+  });
+  on('connectionCheckedIn', (id) => inUse.delete(id));
+  on('connectionClosed', (id) => {
+    open.delete(id);
+    inUse.delete(id);
+  });
 }
 
 /** Why a GraphQL request was refused under TRUSTED_DOCUMENTS (graphql_documents_refused_total). */
@@ -77,7 +121,7 @@ export function createMetrics() {
     setRateLimitStoreShared: (shared: boolean) => rest.rateLimitStoreShared.set(shared ? 1 : 0),
     countRateLimitStoreFallback: () => rest.rateLimitStoreFallbacks.inc(),
     /** Shows the driver's connection pool (its CMAP events) in the pool gauges. */
-    watchConnectionPool: (client: MongoClient) => watchConnectionPool(client, rest.poolOpen, rest.poolInUse),
+    watchConnectionPool: (client: MongoClient) => followConnectionPool(client, rest.poolOpen, rest.poolInUse),
   };
 }
 

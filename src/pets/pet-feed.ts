@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import type { Pet, PetPage, PetStatus } from './pet.ts';
 import type { PetChanges } from './pet-changes.ts';
 import type { PetRepository } from './pet-repository.ts';
-import { FEED_BATCH } from './pet-settled.ts';
-import { createPetTail, type PetTail } from './pet-tail.ts';
+import { createPetTail, FEED_BATCH, type PetTail } from './pet-tail.ts';
 
 /** What one subscriber follows: pets after `afterId` (after the newest stored pet when absent), of one status or all. */
 export interface PetFeedQuery {

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { createSerialQueue, withSignal } from '../db/deadline.ts';
 import { isDuplicateKey } from '../db/driver-errors.ts';
 import { ClientGoneError } from '../errors.ts';
+import { MAX_INT64_EXACT } from './pet.ts';
 import { PETS_COLLECTION, type PetDocument } from './pet-document.ts';
-import { highestStoredId } from './pet-reads.ts';
 
 interface CounterDocument {
   _id: string;
@@ -75,4 +75,22 @@ export function createPetIds(db: Db, { serialize }: { serialize: boolean }): Pet
       await sleep(Math.random() * COLLISION_JITTER_MS);
     },
   };
+}
+
+/**
+ * The highest stored id a pet can have, undefined when none. Only ids a pet can have: a stored string
+ * or 1e300 would otherwise become the counter (createPetIds) or the feed's starting point.
+ */
+export async function highestStoredId(pets: Collection<PetDocument>, signal: AbortSignal): Promise<number | undefined> {
+  const highest = await pets
+    .find({ _id: { $gte: 1, $lte: MAX_INT64_EXACT } }, { projection: { _id: 1 }, signal })
+    .sort({ _id: -1 })
+    .limit(1)
+    .next();
+  return highest ? Number(highest._id) : undefined;
+}
+
+/** The highest id a pet can have among the stored ones, 0 when none; rounded down, so a stored 5.5 leaves 6 still to come. */
+export async function highestId(pets: Collection<PetDocument>, signal: AbortSignal): Promise<number> {
+  return Math.floor((await highestStoredId(pets, signal)) ?? 0);
 }

@@ -4,8 +4,7 @@ import type { CompiledOperation, DirectExecution } from '../graphql/direct-execu
 import { type GiveBack, REST_VARY, revalidate, type Validation } from '../http/conditional-get.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { ClientClosedError } from '../http/read-body.ts';
-import { sendError } from '../http/send-error.ts';
-import { JSON_TYPE, sendJsonText, sendNotModified } from '../http/send-json.ts';
+import { JSON_TYPE, sendError, sendJsonText, sendNotModified } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { REST_OPERATIONS, type RestOperation, type RestRequest, type RestResult } from './contract-operations.ts';
 import { createDeprecationTracker } from './deprecation.ts';

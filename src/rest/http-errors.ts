@@ -1,7 +1,7 @@
 import type { GraphQLError } from 'graphql';
 import { TOO_MANY_ERRORS } from '../graphql/error-limit.ts';
 import { UNKNOWN_FIELD_REASON } from '../graphql/variable-problems.ts';
-import type { HttpError } from '../http/send-error.ts';
+import type { HttpError } from '../http/send-json.ts';
 
 /** The closed set of `code` values of REST Error bodies, each with its one HTTP status. */
 export const REST_ERRORS = {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import sirv from 'sirv';
-import { sendError } from '../http/send-error.ts';
+import { sendError } from '../http/send-json.ts';
 import {
   type AssetFile,
   type ContentCoding,

@@ -4,8 +4,7 @@
 import { tracingRequested } from './settings.ts';
 
 if (tracingRequested(process.env)) {
-  const { startTracing } = await import('./tracing.ts');
-  const { clientAddressFromEnvironment } = await import('./trusted-proxies.ts');
+  const { startTracing, clientAddressFromEnvironment } = await import('./tracing.ts');
   const { sayRefusal } = await import('../start-refusal.ts');
   try {
     startTracing({ clientAddress: clientAddressFromEnvironment(process.env) });

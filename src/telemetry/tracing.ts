@@ -5,10 +5,9 @@ import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { type ClientAddress, clientAddressOf } from '../edge/client-address.ts';
+import { type ClientAddress, clientAddressOf, trustedProxyProblem } from '../edge/client-address.ts';
 import { createInstrumentations } from './instrumentations.ts';
-import { type FlushOutcome, type RunningTracing, setRunningTracing } from './running.ts';
-import { DEFAULT_SERVICE_NAME } from './settings.ts';
+import { DEFAULT_SERVICE_NAME, type FlushOutcome, type RunningTracing, setRunningTracing } from './settings.ts';
 
 export interface TracingOptions {
   /** Where finished spans go; by default batched (OTEL_BSP_*) to OTLP over HTTP (OTEL_EXPORTER_OTLP_*). */
@@ -26,6 +25,20 @@ function destinationOf(env: NodeJS.ProcessEnv): string {
   } catch {
     return 'an unparsable OTLP endpoint';
   }
+}
+
+/**
+ * The client-address rule of TRUST_PROXY for spans, read as config.ts reads it (a comma list, blank
+ * meaning unset). Not through config.ts: it loads the MongoDB driver, which must load after the
+ * instrumentations. A list config.ts refuses stops main.ts before any request; until then no header is believed.
+ */
+export function clientAddressFromEnvironment(env: NodeJS.ProcessEnv): ClientAddress {
+  const entries = (env.TRUST_PROXY ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  const valid = entries.every((entry) => trustedProxyProblem(entry) === undefined);
+  return clientAddressOf(valid ? entries : []);
 }
 
 function stopWithin(provider: NodeTracerProvider, deadlineMs: number): Promise<FlushOutcome> {
