@@ -1,13 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { CloseCode } from 'graphql-ws';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import { type ClientAddress, limiterBucketOf } from '../edge/client-address.ts';
 import type { LimiterStore } from '../edge/limiter-store.ts';
 import { createPolicy, isRefusal, type Rate, refusal } from '../edge/rate-limit-policy.ts';
-import { endSocket } from './websocket-close.ts';
+import { CloseCode, endSocket } from './websocket-close.ts';
 
 /** How long an upgraded socket may wait for its `connection_init` (graphql-ws's own default). */
 export const CONNECTION_INIT_WAIT_MS = 3_000;

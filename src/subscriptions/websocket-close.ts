@@ -3,6 +3,17 @@ import type { WebSocket } from 'ws';
 /** A peer gets this long to answer the server's close frame before its socket is cut. */
 export const CLOSE_GRACE_MS = 1_000;
 
+/**
+ * graphql-ws's close codes we send, as its `CloseCode` numbers them: named here so that what runs
+ * before the first upgrade does not load graphql-ws (it is loaded with ws on that upgrade).
+ */
+export const CloseCode = {
+  Unauthorized: 4401,
+  ConnectionInitialisationTimeout: 4408,
+  TooManyInitialisationRequests: 4429,
+  InternalServerError: 4500,
+} as const;
+
 type Release = (code: number, reason: string) => void;
 
 interface Ending {

@@ -1,7 +1,6 @@
-import { CloseCode } from 'graphql-ws';
 import type { WebSocket } from 'ws';
 import type { KeyGone } from '../http/stream-outcomes.ts';
-import { endSocket, onSocketEnd } from './websocket-close.ts';
+import { CloseCode, endSocket, onSocketEnd } from './websocket-close.ts';
 
 export interface ConnectionLimits {
   /** Acknowledged connections one API key may hold on this instance (MAX_SUBSCRIPTIONS_PER_KEY). */

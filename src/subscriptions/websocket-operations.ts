@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError, parse } from 'graphql';
-import { CloseCode, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import type { ServerOptions, SubscribePayload } from 'graphql-ws';
 import type { KeyRefusal } from '../auth/key-refusals.ts';
 import type { ServerContext } from '../context.ts';
 import { schema } from '../graphql/schema/index.ts';
 import { GRAPHQL_ENDPOINT } from '../yoga.ts';
 import type { ConnectionContext, ConnectionExtra, WebSocketsOptions } from './websocket.ts';
-import { endSocket } from './websocket-close.ts';
+import { CloseCode, endSocket } from './websocket-close.ts';
 import { type ConnectionCounts, tooManyForKey } from './websocket-connections.ts';
 import { ForwardedError, forwardedResults, WebSocketOperation } from './websocket-operation.ts';
 

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context } from 'graphql-ws';
 import type { Logger } from 'pino';
-import type { WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { AccessLog } from '../edge/access-log.ts';
 import type { KeyCheck, KeyedExchange } from '../edge/authenticate.ts';
 import type { CorsPolicy } from '../edge/cors.ts';
@@ -18,7 +18,6 @@ import { CLOSE_GRACE_MS } from './websocket-close.ts';
 import { type ConnectionLimits, createConnectionCounts } from './websocket-connections.ts';
 import type { ConnectionKey, WebSocketOperation } from './websocket-operation.ts';
 import { createWebSocketOperations, type GraphQLFetch } from './websocket-operations.ts';
-import { goAway, protocolServer, serveSocket, webSocketServer } from './websocket-socket.ts';
 import { refuseUpgrade, upgradeRefusal } from './websocket-upgrade.ts';
 
 export interface WebSocketsOptions {
@@ -51,6 +50,13 @@ export interface ConnectionExtra {
   initialised: () => void;
 }
 
+/** The lazily loaded transport: ws's server and graphql-ws's protocol server over our hooks. */
+interface Transport {
+  sockets: typeof import('./websocket-socket.ts');
+  server: ReturnType<typeof import('./websocket-socket.ts').protocolServer>;
+  wss: WebSocketServer;
+}
+
 export type ConnectionContext = Context<Record<string, unknown> | undefined, ConnectionExtra>;
 
 /** An upgrade the admission or the instance refused: its answer, its access-log line, counted by reason. */
@@ -75,15 +81,22 @@ export function createWebSockets(options: WebSocketsOptions) {
   const { cors, accessLog, admission } = options;
   const connections = createConnectionCounts(options.limits);
   const operations = createWebSocketOperations(options, connections);
-  const server = protocolServer(operations.hooks);
-  const wss = webSocketServer(options.maxPayloadBytes);
+  let wss: WebSocketServer | undefined;
   let closing = false;
 
-  function handOver(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: AdmittedUpgrade): void {
+  // ws and graphql-ws are loaded on the first upgrade: an instance that never sees one does not hold them.
+  let transport: Promise<Transport> | undefined;
+  const loadTransport = () =>
+    (transport ??= import('./websocket-socket.ts').then((sockets) => {
+      wss = sockets.webSocketServer(options.maxPayloadBytes);
+      return { sockets, server: sockets.protocolServer(operations.hooks), wss };
+    }));
+
+  function handOver(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: AdmittedUpgrade, loaded: Transport) {
     const refused = instanceRefusal(closing, connections.full());
     if (refused) refuse(options, req, socket, refused, admitted);
     else
-      wss.handleUpgrade(req, socket, head, (ws) => {
+      loaded.wss.handleUpgrade(req, socket, head, (ws) => {
         admitted.opened(ws);
         connections.opened(ws);
         const extra: ConnectionExtra = {
@@ -93,7 +106,7 @@ export function createWebSockets(options: WebSocketsOptions) {
           initialised: admitted.release,
         };
         // graphql-ws forgets an operation whose id was reused while it started: ours end with the socket.
-        serveSocket(server, extra, options, () => operations.connectionClosed(extra));
+        loaded.sockets.serveSocket(loaded.server, extra, options, () => operations.connectionClosed(extra));
       });
   }
 
@@ -106,7 +119,7 @@ export function createWebSockets(options: WebSocketsOptions) {
       else
         void admission.admit(req, socket).then((answer) => {
           if (isUpgradeRefusal(answer)) refuse(options, req, socket, answer);
-          else handOver(req, socket, head, answer);
+          else void loadTransport().then((loaded) => handOver(req, socket, head, answer, loaded));
         });
     },
     /** The key was revoked: its connections close with 4401 (their streams end with them). */
@@ -118,14 +131,15 @@ export function createWebSockets(options: WebSocketsOptions) {
      */
     async close(): Promise<void> {
       closing = true;
-      const sockets = [...wss.clients];
+      const loaded = await transport;
+      const sockets = loaded ? [...loaded.wss.clients] : [];
       // Their streams' `complete` first (the slots were just ended), then the close frame behind it.
       await operations.ended(CLOSE_GRACE_MS);
       await new Promise((turned) => setImmediate(turned));
-      await goAway(sockets);
+      await loaded?.sockets.goAway(sockets);
     },
     get size(): number {
-      return wss.clients.size;
+      return wss?.clients.size ?? 0;
     },
   };
 }
