@@ -5,6 +5,7 @@ import { createGraphQLFastPath } from './edge/graphql-fast-path.ts';
 import { createGraphQLRequests } from './edge/graphql-request.ts';
 import { createDirectExecution, type DirectExecution } from './graphql/direct-execution.ts';
 import { createErrorLog } from './graphql/error-log.ts';
+import { directStepsOf, executionRules } from './graphql/execution-rules.ts';
 import { createListSizeCheck } from './graphql/list-size.ts';
 import type { OperationAdmission } from './graphql/operation-admission.ts';
 import { schema } from './graphql/schema/index.ts';
@@ -66,7 +67,7 @@ function createFastPath(
 
 /**
  * The two faces over one execution: GraphQL (Yoga, and the fast path for documents Yoga has
- * validated) and REST, both with the same context and rules (direct-execution.ts).
+ * validated) and REST, both with the same context and rules (execution-rules.ts).
  */
 export function createFaces(
   dependencies: ServiceDependencies,
@@ -77,8 +78,8 @@ export function createFaces(
   const { documents, createContext, errorLog, listSizeCheck } = shared;
   // While tracing, every GraphQL request goes through Yoga: its parse and validate spans are part of the trace.
   const validatedDocuments = tracer ? undefined : createValidatedDocuments();
-  const yoga = createGraphQLServer({
-    createContext,
+  const rules = executionRules({
+    schema,
     logger,
     errorLog,
     listSizeCheck,
@@ -86,16 +87,15 @@ export function createFaces(
     metrics,
     trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
     conditionalGets: useConditionalGets(giveBack),
-    ...(tracer ? { tracer } : {}),
-    ...(validatedDocuments ? { validatedDocuments } : {}),
+    tracer,
+    validatedDocuments,
   });
+  const yoga = createGraphQLServer({ createContext, logger, errorLog, rules });
   const executeSpans = tracer ? createExecuteSpans(tracer) : undefined;
   const direct = createDirectExecution({
     schema,
     createContext,
-    errorLog,
-    listSizeCheck,
-    admission,
+    steps: directStepsOf(rules),
     ...(executeSpans ? { executeSpans } : {}),
   });
   const fastPath =

@@ -1,13 +1,8 @@
-import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
+import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from 'graphql';
 import type { Context, ExecutionExchange, ServerContext } from '../context.ts';
 import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
 import { type CompiledOperation, compileOperation } from './compiled-operation.ts';
-import type { ErrorLog } from './error-log.ts';
-import { introspectionCacheOf } from './introspection-cache.ts';
-import type { ListSizeCheck } from './list-size.ts';
-import { maskError } from './masked-errors.ts';
-import type { OperationAdmission } from './operation-admission.ts';
-import { withVariableErrorCodes } from './variable-errors.ts';
+import type { DirectStep } from './execution-rules.ts';
 
 export type { CompiledOperation } from './compiled-operation.ts';
 
@@ -17,10 +12,8 @@ type Result = ExecutionResult | Promise<ExecutionResult>;
 export interface DirectExecutionOptions {
   schema: GraphQLSchema;
   createContext: (serverContext: ServerContext) => Context;
-  errorLog: ErrorLog;
-  listSizeCheck: ListSizeCheck;
-  /** The key's scope and the operation's price, decided before it runs: shared with Yoga's plugin. */
-  admission: OperationAdmission;
+  /** The direct halves of the execution rules (execution-rules.ts), in their order. */
+  steps: readonly DirectStep[];
   /** While tracing: the execute span. */
   executeSpans?: ExecuteSpans;
 }
@@ -28,61 +21,57 @@ export interface DirectExecutionOptions {
 /**
  * Runs operations whose documents are already parsed and validated (REST's own, and those Yoga has
  * validated for the GraphQL fast path) without Yoga's per-request envelop: the same context, the
- * same graphql-jit executor, and the same rules, in the order Yoga's plugins apply them (scope,
- * list-size limit, price, introspection cache, variable codes, error log, masking). The plugins call the same functions
- * (yoga.ts), so there is one source for each rule; `test/graphql-fast-path.test.ts` holds its
- * answers to Yoga's for the same requests, and the REST suites pin REST's.
+ * same graphql-jit executor, and the same rules, read from the one declaration Yoga's plugins come
+ * from (execution-rules.ts). `test/graphql-fast-path.test.ts` holds its answers to Yoga's for the
+ * same requests, and the REST suites pin REST's.
  */
 export function createDirectExecution(options: DirectExecutionOptions) {
-  const { schema, createContext, errorLog, listSizeCheck, admission, executeSpans } = options;
-  const introspections = introspectionCacheOf(schema);
+  const { schema, createContext, steps, executeSpans } = options;
 
-  function executeAdmitted(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
-    const { document, operationName, price } = operation;
-    const kept = price.introspection ? introspections.get(document, operationName, variables) : undefined;
-    if (kept) return kept;
-    const coded = (result: ExecutionResult) => {
-      if (price.introspection) introspections.set(document, operationName, variables, result);
-      return withVariableErrorCodes(schema, document, operationName, variables, result);
-    };
+  /** Steps before `end` see the result, the latest first, as Yoga's hooks nest. */
+  function settled(result: ExecutionResult, end: number, run: Run): ExecutionResult {
+    let answer = result;
+    for (let i = end - 1; i >= 0; i--) answer = steps[i]?.settle?.(answer, run.operation, run.variables, run.exchange) ?? answer;
+    return answer;
+  }
+
+  /** From step `from` on: each step may refuse or answer from what it kept; then the operation runs. */
+  function execute(run: Run, from: number): Result {
+    const { operation, exchange, variables } = run;
+    for (let i = from; i < steps.length; i++) {
+      const step = steps[i] as DirectStep;
+      const refused = step.admit?.(operation, exchange, variables);
+      if (refused instanceof Promise) {
+        return refused.then((error) => (error ? refusal(error, i, run) : execute(run, i + 1)));
+      }
+      if (refused) return refusal(refused, i, run);
+      const kept = step.kept?.(operation, variables);
+      if (kept) return settled(kept, i, run);
+    }
     const result = operation.query(undefined, createContext({ exchange }), variables);
-    return result instanceof Promise ? result.then(coded) : coded(result);
+    return result instanceof Promise
+      ? result.then((done) => settled(done, steps.length, run))
+      : settled(result, steps.length, run);
   }
 
-  /** Yoga's order (yoga.ts): the scope, the list-size limit, then the price, before anything runs. */
-  function execute(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
-    const refused =
-      admission.admit(operation.price, exchange) ??
-      listSizeCheck(schema, operation.document, operation.operationName, variables);
-    if (refused) return { errors: [refused] };
-    const charged = admission.charge(operation.price, exchange);
-    if (!charged) return executeAdmitted(operation, exchange, variables);
-    if (!(charged instanceof Promise)) return { errors: [charged] };
-    return charged.then((overPrice) =>
-      overPrice ? { errors: [overPrice] } : executeAdmitted(operation, exchange, variables),
-    );
-  }
-
-  /** What a client may see: each error a resolver threw is logged once, then masked. */
-  function masked(result: ExecutionResult, exchange: ExecutionExchange): ExecutionResult {
-    if (!result.errors?.length) return result;
-    errorLog.logResultErrors(result.errors, exchange.id);
-    return { ...result, errors: result.errors.map(maskError) };
-  }
+  const refusal = (error: GraphQLError, at: number, run: Run) => settled({ errors: [error] }, at, run);
 
   return {
     compile: (document: DocumentNode, operationName?: string): CompiledOperation =>
       compileOperation(schema, document, operationName, executeSpans),
-    /** The operation's result as a client may see it; a promise only when a resolver was asynchronous. */
+    /** The operation's result as a client may see it; a promise only when a step or a resolver was asynchronous. */
     run(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
+      const run = { operation, exchange, variables };
       const { spanAttributes } = operation;
-      const result =
-        executeSpans && spanAttributes
-          ? executeSpans.run(spanAttributes, () => execute(operation, exchange, variables))
-          : execute(operation, exchange, variables);
-      return result instanceof Promise ? result.then((done) => masked(done, exchange)) : masked(result, exchange);
+      return executeSpans && spanAttributes ? executeSpans.run(spanAttributes, () => execute(run, 0)) : execute(run, 0);
     },
   };
+}
+
+interface Run {
+  operation: CompiledOperation;
+  exchange: ExecutionExchange;
+  variables: Variables;
 }
 
 export type DirectExecution = ReturnType<typeof createDirectExecution>;
