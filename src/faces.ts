@@ -1,8 +1,8 @@
 import { createContextFactory, type FollowPets } from './context.ts';
 import { createPublishedDocuments } from './documents/published-documents.ts';
-import { useConditionalGets } from './edge/graphql-conditional-get.ts';
-import { createGraphQLFastPath } from './edge/graphql-fast-path.ts';
-import { createGraphQLRequests } from './edge/graphql-request.ts';
+import { useConditionalGets } from './graphql-http/conditional-gets.ts';
+import { createGraphQLFastPath } from './graphql-http/fast-path.ts';
+import { createGraphQLRequests } from './graphql-http/request.ts';
 import { createDirectExecution, type DirectExecution } from './graphql/direct-execution.ts';
 import { createErrorLog } from './graphql/error-log.ts';
 import { directStepsOf, executionRules } from './graphql/execution-rules.ts';
@@ -16,7 +16,7 @@ import { createPetUseCase } from './pets/create-pet.ts';
 import { createRestExecutor } from './rest/executor.ts';
 import type { ServiceDependencies } from './service.ts';
 import { createExecuteSpans } from './telemetry/graphql-spans.ts';
-import { createGraphQLServer } from './yoga.ts';
+import { createGraphQLServer } from './graphql-http/yoga.ts';
 
 /** What both faces share: the context (with idempotent creates), the published documents, the rules. */
 function createSharedExecution({ config, stores, logger, metrics }: ServiceDependencies, followPets: FollowPets) {

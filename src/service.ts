@@ -33,7 +33,7 @@ import { createWebSockets } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
 import type { GraphQLFetch } from './subscriptions/websocket-operations.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
-import { GRAPHQL_ENDPOINT } from './yoga.ts';
+import { GRAPHQL_ENDPOINT } from './graphql-http/yoga.ts';
 
 export interface ServiceDependencies {
   config: Config;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { createCompiledOperations } from '../src/edge/compiled-operations.ts';
+import { createCompiledOperations } from '../src/graphql-http/compiled-operations.ts';
 import { compileOperation } from '../src/graphql/compiled-operation.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { sampleIn } from './support/metric-sample.ts';

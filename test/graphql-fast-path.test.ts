@@ -142,7 +142,7 @@ describe('when a document Yoga has found valid is sent again', () => {
       `${GRAPHQL_RESPONSE}, application/json`,
       `${GRAPHQL_RESPONSE},application/json;q=0.9`,
       'application/json, text/plain',
-      // The edge's one negotiation (graphql-media-types.ts) must pick what Yoga picks.
+      // The edge's one negotiation (media-types.ts) must pick what Yoga picks.
       `text/html, ${GRAPHQL_RESPONSE}`,
       'application/*',
       GRAPHQL_RESPONSE.toUpperCase(),

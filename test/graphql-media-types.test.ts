@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { createGraphQLNegotiation, type GraphQLAnswer, graphQLNegotiation } from '../src/edge/graphql-media-types.ts';
+import { createGraphQLNegotiation, type GraphQLAnswer, graphQLNegotiation } from '../src/graphql-http/media-types.ts';
 
 // The edge decides what /graphql answers in before Yoga runs anything: 406, a stream (Yoga's to
 // answer) or a regular JSON type (the fast path's). Each decision must be the one Yoga makes, so

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MIRRORED_VERSIONS } from '../src/edge/yoga-behaviour.ts';
+import { MIRRORED_VERSIONS } from '../src/graphql-http/yoga-behaviour.ts';
 
-// src/edge/yoga-behaviour.ts copies rules from these packages, checked against the versions it names.
+// src/graphql-http/yoga-behaviour.ts copies rules from these packages, checked against the versions it names.
 // An upgrade fails here until someone has re-checked each rule against the new source (each names
 // the file it mirrors) and test/graphql-fast-path.test.ts passes, then updated MIRRORED_VERSIONS.
 

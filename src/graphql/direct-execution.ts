@@ -31,7 +31,8 @@ export function createDirectExecution(options: DirectExecutionOptions) {
   /** Steps before `end` see the result, the latest first, as Yoga's hooks nest. */
   function settled(result: ExecutionResult, end: number, run: Run): ExecutionResult {
     let answer = result;
-    for (let i = end - 1; i >= 0; i--) answer = steps[i]?.settle?.(answer, run.operation, run.variables, run.exchange) ?? answer;
+    for (let i = end - 1; i >= 0; i--)
+      answer = steps[i]?.settle?.(answer, run.operation, run.variables, run.exchange) ?? answer;
     return answer;
   }
 

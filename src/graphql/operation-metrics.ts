@@ -15,7 +15,7 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
  * opened, or refused with errors: envelop calls onSubscribe for them, never onExecute); and those
  * refused by validation under the name "invalid" (names never checked against the schema take no
  * label slots). Only /graphql runs through Yoga (REST is counted as HTTP routes); the fast path counts
- * its own the same way (graphql-fast-path.ts). First among the plugins, so it also sees results that a
+ * its own the same way (fast-path.ts). First among the plugins, so it also sees results that a
  * later plugin sets before execution.
  */
 export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {

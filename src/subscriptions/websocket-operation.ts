@@ -3,7 +3,7 @@ import { type ExecutionResult, GraphQLError, type GraphQLFormattedError } from '
 import type { Scopes } from '../auth/scopes.ts';
 import type { ExecutionExchange } from '../context.ts';
 import type { StreamRecord } from '../http/exchange.ts';
-import { GRAPHQL_ENDPOINT } from '../yoga.ts';
+import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
 
 const NO_SCOPES: Scopes = new Set();
 

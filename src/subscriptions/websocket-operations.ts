@@ -4,7 +4,7 @@ import type { ServerOptions, SubscribePayload } from 'graphql-ws';
 import type { KeyRefusal } from '../auth/key-refusals.ts';
 import type { ServerContext } from '../context.ts';
 import { schema } from '../graphql/schema/index.ts';
-import { GRAPHQL_ENDPOINT } from '../yoga.ts';
+import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
 import type { ConnectionContext, ConnectionExtra, WebSocketsOptions } from './websocket.ts';
 import { CloseCode, endSocket } from './websocket-close.ts';
 import { type ConnectionCounts, tooManyForKey } from './websocket-connections.ts';

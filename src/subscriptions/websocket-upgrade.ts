@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AccessLog } from '../edge/access-log.ts';
 import { allowedOrigin, type CorsPolicy } from '../edge/cors.ts';
-import { GRAPHQL_ENDPOINT } from '../yoga.ts';
+import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
 import { WebSocketOperation } from './websocket-operation.ts';
 
 /**

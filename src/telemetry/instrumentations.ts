@@ -9,7 +9,7 @@ import type { ClientAddress } from '../edge/client-address.ts';
 export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/health', '/ready', '/metrics']);
 
 /**
- * yoga.ts's GRAPHQL_ENDPOINT, not imported from there: that would load the schema and its libraries
+ * graphql-http/yoga.ts's GRAPHQL_ENDPOINT, not imported from there: that would load the schema and its libraries
  * before the instrumentations are registered. A test of the real process holds the two together.
  */
 const GRAPHQL_PATH = '/graphql';

@@ -1,11 +1,11 @@
 import { createYoga, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { Context, ServerContext } from './context.ts';
-import type { ErrorLog } from './graphql/error-log.ts';
-import type { ExecutionRule } from './graphql/execution-rules.ts';
-import { maskError } from './graphql/masked-errors.ts';
-import { schema } from './graphql/schema/index.ts';
-import { createYogaLogger } from './graphql/yoga-logger.ts';
+import type { Context, ServerContext } from '../context.ts';
+import type { ErrorLog } from '../graphql/error-log.ts';
+import type { ExecutionRule } from '../graphql/execution-rules.ts';
+import { maskError } from '../graphql/masked-errors.ts';
+import { schema } from '../graphql/schema/index.ts';
+import { createYogaLogger } from './yoga-logger.ts';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -40,9 +40,7 @@ export function yogaOptions(options: {
  * Yoga for GraphQL execution only, its plugins the Yoga halves of the execution rules. REST, and
  * GraphQL documents Yoga has validated before, run the same rules' direct halves (direct-execution.ts).
  */
-export function createGraphQLServer(
-  options: Parameters<typeof yogaOptions>[0] & { rules: readonly ExecutionRule[] },
-) {
+export function createGraphQLServer(options: Parameters<typeof yogaOptions>[0] & { rules: readonly ExecutionRule[] }) {
   return createYoga<ServerContext, Context>({
     ...yogaOptions(options),
     plugins: options.rules.flatMap((rule) => rule.yoga),

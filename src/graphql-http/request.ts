@@ -3,8 +3,8 @@ import type { ServerContext } from '../context.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { BodyTooLargeError, readBody } from '../http/read-body.ts';
 import { sendError } from '../http/send-json.ts';
-import type { GraphQLFastPath } from './graphql-fast-path.ts';
-import { graphQLNegotiation } from './graphql-media-types.ts';
+import type { GraphQLFastPath } from './fast-path.ts';
+import { graphQLNegotiation } from './media-types.ts';
 import {
   ACCEPTED_MEDIA_TYPES,
   graphQLUrlParams,
@@ -50,7 +50,7 @@ const UNSUPPORTED_MEDIA_TYPE = {
 
 /**
  * /graphql after authentication: the edge reads POST bodies itself, under its limit; the fast path
- * answers the ordinary POSTs and GETs it can in a regular JSON type (graphql-fast-path.ts), and Yoga
+ * answers the ordinary POSTs and GETs it can in a regular JSON type (fast-path.ts), and Yoga
  * gets the rest (streams included), with the parsed body (Yoga's own limiter is slower) and
  * the exchange. Requests Yoga would mishandle are answered here: an Accept it cannot serve
  * or a body it cannot read, URL-encoded parameters that are not JSON (yoga-behaviour.ts).

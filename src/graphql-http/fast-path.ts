@@ -5,8 +5,8 @@ import type { GiveBack } from '../http/conditional-get.ts';
 import type { Exchange } from '../http/exchange.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createCompiledOperations } from './compiled-operations.ts';
-import { conditionalAnswer } from './graphql-conditional-get.ts';
-import { createFastRequests } from './graphql-fast-request.ts';
+import { conditionalAnswer } from './conditional-gets.ts';
+import { createFastRequests } from './fast-request.ts';
 import {
   answerAsYoga,
   type PostedBody,
@@ -23,7 +23,7 @@ export interface GraphQLFastPathOptions {
   trustedDocuments: TrustedDocumentsMode;
   /** The text of a published document this instance has read already; undefined for any other id. */
   publishedText: (id: string) => string | undefined;
-  /** Gives a 304's rate-limit point back, as on Yoga's path (graphql-conditional-get.ts). */
+  /** Gives a 304's rate-limit point back, as on Yoga's path (conditional-gets.ts). */
   giveBack?: GiveBack;
 }
 
@@ -35,7 +35,7 @@ function writeAnswered(exchange: Exchange, answer: RegularAnswer): true {
 /**
  * GraphQL requests that Yoga would answer the ordinary way, answered without it: a POST of a JSON
  * body or a GET, whose parameters Yoga and the trusted-documents gate would pass untouched
- * (graphql-fast-request.ts), whose document Yoga has found valid before, asking for a JSON answer.
+ * (fast-request.ts), whose document Yoga has found valid before, asking for a JSON answer.
  * They run through the direct execution (the same context, executor and rules as Yoga's plugins)
  * and are answered by Yoga's own result processor. Every rule copied from Yoga is in
  * yoga-behaviour.ts.
@@ -60,7 +60,7 @@ export function createGraphQLFastPath(options: GraphQLFastPathOptions) {
       const outcome = result.errors?.length ? 'error' : 'success';
       metrics.countGraphQLOperation(operation.name, operation.type, outcome, exchange.documentId);
       const answer = answerAsYoga(result, mediaType, operation.stringify);
-      // A GET's answer is conditional, as on Yoga's path (graphql-conditional-get.ts).
+      // A GET's answer is conditional, as on Yoga's path (conditional-gets.ts).
       const ifNoneMatch = exchange.req.headers['if-none-match'];
       const answered = get ? conditionalAnswer(answer, result, { ifNoneMatch, exchange, giveBack }) : answer;
       if (answered instanceof Promise) return answered.then((notModified) => writeAnswered(exchange, notModified));

@@ -42,7 +42,7 @@ export function conditionalAnswer(
 
 /**
  * The same on Yoga's path: its regular result processor, wrapped for GETs, answers through
- * conditionalAnswer what the fast path answers (graphql-fast-path.ts). The processor is Yoga's choice
+ * conditionalAnswer what the fast path answers (fast-path.ts). The processor is Yoga's choice
  * of media type; the wrapper must name it again, as negotiateAsYoga finds it.
  */
 export function useConditionalGets(giveBack: GiveBack | undefined): Plugin<Record<string, never>, ServerContext> {

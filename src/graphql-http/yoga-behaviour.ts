@@ -170,7 +170,7 @@ export function answerAsYoga(
 
 /** Writes an answer on node:http in one writeHead, with its length. */
 export function writeAnswer(res: ServerResponse, { status, headers, body }: RegularAnswer): void {
-  // Only a 304 has no body (graphql-conditional-get.ts): written as REST writes its own.
+  // Only a 304 has no body (conditional-gets.ts): written as REST writes its own.
   if (body === null) return void sendNotModified(res, headers);
   res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);

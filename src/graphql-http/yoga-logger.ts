@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ErrorLog } from './error-log.ts';
+import type { ErrorLog } from '../graphql/error-log.ts';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 

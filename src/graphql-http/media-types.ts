@@ -36,5 +36,5 @@ export function createGraphQLNegotiation({ maxEntries, maxLength }: AcceptMemory
   };
 }
 
-/** The process's one negotiation, shared by the 406 check and the fast path (graphql-request.ts). */
+/** The process's one negotiation, shared by the 406 check and the fast path (request.ts). */
 export const graphQLNegotiation = createGraphQLNegotiation({ maxEntries: 100, maxLength: 256 });
