@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { trustedProxyProblem } from './edge/client-address.ts';
 import { originProblem } from './edge/cors.ts';
-import type { RateLimitSettings } from './edge/rate-limits.ts';
 import { DEFAULT_IDEMPOTENCY_RETENTION_HOURS } from './idempotency/idempotent-create.ts';
 
 /** pino's levels, and `silent`. */
@@ -186,14 +185,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const loaded = loadConfig(env);
   if (!loaded.ok) throw new Error(`invalid configuration: ${loaded.problems.join('; ')}`);
   return loaded.config;
-}
-
-/** The rate limits of a configuration, as the edge takes them. */
-export function rateLimitsOf(config: Config): RateLimitSettings {
-  return {
-    perKey: { rate: config.RATE_LIMIT_PER_KEY, burst: config.RATE_LIMIT_BURST },
-    authFailures: { rate: config.AUTH_FAILURE_LIMIT, burst: config.AUTH_FAILURE_BURST },
-  };
 }
 
 /** Every default, as the schema above applies it: for tests and tools that name one. */

@@ -2,8 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { createKeyRing, type KeyRing } from './auth/api-keys.ts';
+import { createKeyRing, syncIssuedKeys } from './auth/api-keys.ts';
 import type { Config } from './config.ts';
+import { createContextFactory, type FollowPets } from './context.ts';
+import { createPublishedDocuments } from './documents/published-documents.ts';
 import { createAccessLog } from './edge/access-log.ts';
 import {
   type AuthenticationOptions,
@@ -11,20 +13,32 @@ import {
   createKeyCheck,
   createRequestCharges,
 } from './edge/authenticate.ts';
+import { clientAddressOf } from './edge/client-address.ts';
 import { type CorsPolicy, createCorsPolicy } from './edge/cors.ts';
 import { createDrain } from './edge/drain.ts';
 import { createReadiness } from './edge/health.ts';
 import type { LimiterStore } from './edge/limiter-store.ts';
 import { createEdgeListener } from './edge/listener.ts';
-import type { RateLimits } from './edge/rate-limits.ts';
+import { createServiceRateLimits } from './edge/rate-limits.ts';
 import { createRoutes } from './edge/routes.ts';
-import { createServiceKeys } from './edge/service-keys.ts';
-import { createServiceRateLimits } from './edge/service-rate-limits.ts';
-import { createFaces } from './faces.ts';
-import { createOperationAdmission } from './graphql/operation-admission.ts';
+import { createDirectExecution } from './graphql/direct-execution.ts';
+import { createErrorLog } from './graphql/error-log.ts';
+import { directStepsOf, executionRules } from './graphql/execution-rules.ts';
+import { createListSizeCheck } from './graphql/list-size.ts';
+import { createOperationAdmission, type OperationAdmission } from './graphql/operation-admission.ts';
+import { schema } from './graphql/schema/index.ts';
+import { createValidatedDocuments } from './graphql/validated-documents.ts';
+import { useConditionalGets } from './graphql-http/conditional-gets.ts';
+import { createGraphQLFastPath } from './graphql-http/fast-path.ts';
+import { createGraphQLRequests } from './graphql-http/request.ts';
+import { createGraphQLServer, GRAPHQL_ENDPOINT } from './graphql-http/yoga.ts';
+import type { GiveBack } from './http/conditional-get.ts';
 import type { KeyGone } from './http/stream-outcomes.ts';
+import { createIdempotentCreates, schedulePurge } from './idempotency/idempotent-create.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import { createMetricsHandler, createMetricsListener } from './metrics/metrics-endpoint.ts';
+import { createPetUseCase } from './pets/create-pet.ts';
+import { createRestExecutor } from './rest/executor.ts';
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
@@ -32,8 +46,8 @@ import { createSubscriptions } from './subscriptions/subscriptions.ts';
 import { createWebSockets } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
 import type { GraphQLFetch } from './subscriptions/websocket-operations.ts';
+import { createExecuteSpans } from './telemetry/graphql-spans.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
-import { GRAPHQL_ENDPOINT } from './graphql-http/yoga.ts';
 
 export interface ServiceDependencies {
   config: Config;
@@ -69,26 +83,76 @@ export interface Service {
 }
 
 /**
- * GraphQL and REST over one execution, and the subscriptions. Every face creates through the
- * announcing repository, so each stored pet reaches the subscribers.
+ * GraphQL (Yoga, and the fast path for documents Yoga has validated) and REST over one execution:
+ * one context (with idempotent creates) and the rules of execution-rules.ts, each declared once.
  */
-function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimits, keyRing: KeyRing) {
-  // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
-  const admission = createOperationAdmission({ charge: createRequestCharges(rateLimits, dependencies.metrics) });
-  const { config, stores, logger, metrics } = dependencies;
-  const subscriptions = createSubscriptions({
-    config,
+function createExecution(
+  { config, stores, logger, metrics, tracer }: ServiceDependencies,
+  { admission, followPets, giveBack }: { admission: OperationAdmission; followPets: FollowPets; giveBack: GiveBack },
+) {
+  const idempotentCreates = createIdempotentCreates({
     pets: stores.pets,
-    logger,
-    metrics,
-    keyStanding: keyRing.standing,
-    payStream: rateLimits.streamPoints,
+    records: stores.idempotencyRecords,
+    retentionMs: config.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+    onReplay: metrics.countIdempotentReplay,
   });
-  const execution = createFaces(
-    { ...dependencies, stores: { ...dependencies.stores, pets: subscriptions.pets } },
-    { admission, followPets: subscriptions.followPets, giveBack: rateLimits.revalidated },
-  );
-  return { execution, subscriptions };
+  const stopPurging = schedulePurge(idempotentCreates, logger);
+  const documents = createPublishedDocuments({
+    store: stores.persistedDocuments,
+    logger,
+    onDatabaseError: metrics.countDatabaseError,
+    onOperationNames: metrics.publishOperationNames,
+  });
+  const createContext = createContextFactory(stores.pets, createPetUseCase(stores.pets, idempotentCreates), followPets);
+  const errorLog = createErrorLog(logger);
+  // While tracing, every GraphQL request goes through Yoga: its parse and validate spans are part of the trace.
+  const validatedDocuments = tracer ? undefined : createValidatedDocuments();
+  const rules = executionRules({
+    ...{ schema, logger, errorLog, admission, metrics, tracer, validatedDocuments },
+    listSizeCheck: createListSizeCheck(config.MAX_GRAPHQL_LIST_ITEMS),
+    trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
+    conditionalGets: useConditionalGets(giveBack),
+  });
+  const yoga = createGraphQLServer({ createContext, logger, errorLog, rules });
+  const executeSpans = tracer ? createExecuteSpans(tracer) : undefined;
+  const direct = createDirectExecution({
+    schema,
+    createContext,
+    steps: directStepsOf(rules),
+    ...(executeSpans ? { executeSpans } : {}),
+  });
+  const fastPath =
+    validatedDocuments &&
+    createGraphQLFastPath({
+      ...{ execution: direct, documents: validatedDocuments, metrics, giveBack },
+      trustedDocuments: config.TRUSTED_DOCUMENTS,
+      publishedText: (id) => {
+        // A text not read yet (a promise) or an id not published (null): Yoga answers it.
+        const text = documents.lookup(id);
+        return typeof text === 'string' ? text : undefined;
+      },
+    });
+  return {
+    rest: createRestExecutor({
+      ...{ execution: direct, logger, metrics, giveBack },
+      basePath: config.REST_BASE_PATH,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+    }),
+    graphql: createGraphQLRequests(
+      (req, res, context) => yoga.handle(req, res, context),
+      config.MAX_GRAPHQL_BODY_BYTES,
+      fastPath,
+    ),
+    /** Yoga's fetch handler, for operations over WebSocket: the same plugins as /graphql over HTTP. */
+    fetchGraphQL: yoga.fetch,
+    /** Settles once the published ids were read for the first time. */
+    ready: documents.firstRead,
+    close: async () => {
+      stopPurging();
+      documents.stop();
+      await yoga.dispose();
+    },
+  };
 }
 
 /** GraphQL over WebSocket: the edge's key check and limits; each operation runs through Yoga. */
@@ -126,11 +190,35 @@ export function createService(dependencies: ServiceDependencies): Service {
   const { rateLimits, store } = limits;
   const restBasePath = config.REST_BASE_PATH;
   const keyRing = createKeyRing(config.API_KEYS);
-  const { execution, subscriptions } = createExecution(dependencies, rateLimits, keyRing);
-  // The ring's issued keys come with the first read, asynchronously: none is gone before websockets exist.
-  const { keySync, keyCheck } = createServiceKeys(dependencies, keyRing, rateLimits, (ids, why) =>
-    endKeys(ids, why, subscriptions, websockets),
+  const subscriptions = createSubscriptions({
+    ...{ config, pets: stores.pets, logger, metrics },
+    keyStanding: keyRing.standing,
+    payStream: rateLimits.streamPoints,
+  });
+  // Every face creates through the announcing repository, so each stored pet reaches the subscribers.
+  const execution = createExecution(
+    { ...dependencies, stores: { ...stores, pets: subscriptions.pets } },
+    {
+      // A GraphQL request pays one point per root field it runs: the edge takes the first, admission the rest.
+      admission: createOperationAdmission({ charge: createRequestCharges(rateLimits, metrics) }),
+      followPets: subscriptions.followPets,
+      giveBack: rateLimits.revalidated,
+    },
   );
+  // The ring's issued keys come with the first read, asynchronously: none is gone before websockets exist.
+  const keySync = syncIssuedKeys({
+    ring: keyRing,
+    store: stores.issuedKeys,
+    logger,
+    onDatabaseError: metrics.countDatabaseError,
+    onKeysGone: (ids, why) => endKeys(ids, why, subscriptions, websockets),
+  });
+  const keyCheck: AuthenticationOptions = {
+    verifyApiKey: keyRing.verify,
+    rateLimits,
+    metrics,
+    clientAddress: clientAddressOf(config.TRUST_PROXY),
+  };
   const sendMetrics = createMetricsHandler(metrics, logger);
   const drain = createDrain();
   const { routes, fallback } = createRoutes({
@@ -155,13 +243,8 @@ export function createService(dependencies: ServiceDependencies): Service {
   };
   return {
     listener: createEdgeListener({
-      routes,
-      fallback,
+      ...{ routes, fallback, drain, logger, metrics, cors },
       authenticate: createAuthentication(keyCheck),
-      drain,
-      logger,
-      metrics,
-      cors,
       ...(tracer ? { tracing: createRequestTracing() } : {}),
     }),
     metricsListener: createMetricsListener(sendMetrics),

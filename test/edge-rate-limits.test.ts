@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, rateLimitsOf } from '../src/config.ts';
+import { loadConfig } from '../src/config.ts';
 import { clientAddressOf, limiterBucketOf } from '../src/edge/client-address.ts';
+import { rateLimitsOf } from '../src/edge/rate-limits.ts';
 import { capturingLogger } from './support/capturing-logger.ts';
 import { executeGraphQL } from './support/graphql-client.ts';
 import { expectError } from './support/openapi-contract.ts';

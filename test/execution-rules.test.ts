@@ -3,16 +3,16 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, type Database } from '../src/db/mongo.ts';
 import { createPublishedDocuments, type PublishedDocuments } from '../src/documents/published-documents.ts';
-import { useConditionalGets } from '../src/graphql-http/conditional-gets.ts';
 import { createErrorLog } from '../src/graphql/error-log.ts';
 import { directStepsOf, type ExecutionRule, executionRules } from '../src/graphql/execution-rules.ts';
 import { createListSizeCheck } from '../src/graphql/list-size.ts';
 import { createOperationAdmission } from '../src/graphql/operation-admission.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { createValidatedDocuments } from '../src/graphql/validated-documents.ts';
+import { useConditionalGets } from '../src/graphql-http/conditional-gets.ts';
+import { createGraphQLServer, yogaOptions } from '../src/graphql-http/yoga.ts';
 import { createMetrics } from '../src/metrics/metrics.ts';
 import { createMongoStores } from '../src/stores.ts';
-import { createGraphQLServer, yogaOptions } from '../src/graphql-http/yoga.ts';
 import { uniqueDbName } from './support/test-server.ts';
 
 /** The per-request hooks a plugin sets (`onPluginInit` runs once, when Yoga starts). */

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { createCompiledOperations } from '../src/graphql-http/compiled-operations.ts';
 import { compileOperation } from '../src/graphql/compiled-operation.ts';
 import { schema } from '../src/graphql/schema/index.ts';
+import { createCompiledOperations } from '../src/graphql-http/compiled-operations.ts';
 import { sampleIn } from './support/metric-sample.ts';
 import { AUTH, useTestServer } from './support/test-server.ts';
 

@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import { createFailedAuthentications } from './failed-authentications.ts';
 import { type LimiterStore, memoryLimiterStore } from './limiter-store.ts';
 import { payPoints } from './pay-points.ts';
@@ -12,6 +14,7 @@ import {
   rateLimitField,
   refusal,
 } from './rate-limit-policy.ts';
+import { createRedisLimiterStore } from './redis-limiter-store.ts';
 import { createRevalidationRefunds } from './revalidation-refunds.ts';
 
 export type { Rate, Refusal } from './rate-limit-policy.ts';
@@ -141,3 +144,38 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
 }
 
 export type RateLimits = ReturnType<typeof createRateLimits>;
+
+/** The rate limits of a configuration, as the edge takes them. */
+export function rateLimitsOf(config: Config): RateLimitSettings {
+  return {
+    perKey: { rate: config.RATE_LIMIT_PER_KEY, burst: config.RATE_LIMIT_BURST },
+    authFailures: { rate: config.AUTH_FAILURE_LIMIT, burst: config.AUTH_FAILURE_BURST },
+  };
+}
+
+export interface ServiceRateLimitsOptions {
+  config: Config;
+  logger: Logger;
+  metrics: Pick<Metrics, 'setRateLimitStoreShared' | 'countRateLimitStoreFallback'>;
+}
+
+/** The service's rate limits, counted in Redis for a fleet (REDIS_URL) or in this instance's memory. */
+export function createServiceRateLimits({ config, logger, metrics }: ServiceRateLimitsOptions) {
+  // The client connects in the background; until it is ready, and whenever Redis does not answer,
+  // this instance counts alone.
+  const sharedLimits = config.REDIS_URL
+    ? createRedisLimiterStore({
+        url: config.REDIS_URL,
+        logger,
+        onShared: metrics.setRateLimitStoreShared,
+        onFallback: metrics.countRateLimitStoreFallback,
+      })
+    : undefined;
+  const rateLimits = createRateLimits({
+    ...rateLimitsOf(config),
+    logger,
+    ...(sharedLimits ? { store: sharedLimits.store } : {}),
+  });
+  // `store`: where other per-client counts go too (WebSocket upgrades per address).
+  return { rateLimits, store: sharedLimits?.store ?? memoryLimiterStore, close: async () => sharedLimits?.close() };
+}

@@ -1,9 +1,10 @@
+import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { ServerContext } from '../context.ts';
 import { ClientGoneError, DomainError, StorageFullError } from '../errors.ts';
 import type { ExecutionHooks } from './execution-hooks.ts';
-import { isOwnGraphQLError, rootCause } from './masked-errors.ts';
+import { isOwnGraphQLError, maskError, rootCause } from './masked-errors.ts';
 
 /** A full store fails every write alike: one line this often says so, with how many failed since. */
 export const STORAGE_FULL_LOG_EVERY_MS = 60_000;
@@ -66,7 +67,12 @@ export function createErrorLog(logger: Logger, now: () => number = Date.now) {
   return {
     plugin,
     log,
-    logResultErrors,
+    /** The direct execution's half: what a client may see, each error a resolver threw logged once, then masked. */
+    masked(result: ExecutionResult, reqId: string): ExecutionResult {
+      if (!result.errors?.length) return result;
+      logResultErrors(result.errors, reqId);
+      return { ...result, errors: result.errors.map(maskError) };
+    },
     /** Whether this error was logged here already (Yoga reports each error it masks once more). */
     wasLogged: (error: unknown): boolean => {
       const cause = rootCause(error);

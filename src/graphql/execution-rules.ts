@@ -9,9 +9,8 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { useGraphQLSpans } from '../telemetry/graphql-spans.ts';
 import type { CompiledOperation } from './compiled-operation.ts';
 import type { ErrorLog } from './error-log.ts';
-import { introspectionCacheOf, introspectionCachePlugin } from './introspection-cache.ts';
+import { introspectionCachePlugin, introspectionStep } from './introspection-cache.ts';
 import { type ListSizeCheck, useListSizeLimit } from './list-size.ts';
-import { maskError } from './masked-errors.ts';
 import type { OperationAdmission } from './operation-admission.ts';
 import { useOperationMetrics } from './operation-metrics.ts';
 import { useQueryLimits } from './query-limits.ts';
@@ -82,120 +81,124 @@ const isSubscription = (document: DocumentNode) =>
   );
 
 /**
+ * A document that does not compile (an unknown operationName) answers with its errors; by default the
+ * plugin also writes them with console.error, outside the JSON log. Only for documents of one
+ * operation: the plugin caches what it compiled by document alone.
+ */
+const useJitForSingleOperations = () =>
+  useGraphQlJit(
+    {},
+    { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) && !isSubscription(document) },
+  );
+
+/** The options, with the spans' two plugins made once for the two places they run. */
+type Parts = ExecutionRuleOptions & { tracing: ReturnType<typeof useGraphQLSpans> | undefined };
+
+type RuleDeclaration = { name: string; yoga: (parts: Parts) => readonly YogaPlugin[] } & (
+  | { direct: (parts: Parts) => DirectStep; yogaOnly?: never }
+  | { yogaOnly: string; direct?: never }
+);
+
+/**
  * Every per-request rule of a GraphQL operation, in the order Yoga runs them. Yoga's plugin list is
  * built from it (graphql-http/yoga.ts) and so is the direct execution (direct-execution.ts);
  * `test/execution-rules.test.ts` fails when Yoga runs a per-request plugin that is not named here.
  */
+const RULES: readonly RuleDeclaration[] = [
+  {
+    name: 'operation metric',
+    yoga: ({ metrics }) => [useOperationMetrics(metrics)],
+    yogaOnly: 'the fast path counts the operations it runs with the same metric; REST is counted by route',
+  },
+  {
+    // Before parsing: an id becomes its document, and a refused request stops here.
+    name: 'trusted documents and persisted queries',
+    yoga: ({ trustedDocuments, metrics, logger }) => useTrustedDocuments({ ...trustedDocuments, metrics, logger }),
+    yogaOnly: 'the fast path asks the same gate before it runs; REST runs only its own documents',
+  },
+  {
+    name: 'parse, validate and execute spans',
+    yoga: ({ tracing }) => (tracing ? [tracing.spans] : []),
+    yogaOnly: 'while tracing every GraphQL request goes through Yoga; REST opens its execute span itself',
+  },
+  {
+    // Before Yoga's masking (it comes after every plugin): it sees what the resolvers threw.
+    name: 'error log and masking',
+    yoga: ({ errorLog }) => [errorLog.plugin],
+    direct: ({ errorLog }) => ({ settle: (result, _operation, _variables, { id }) => errorLog.masked(result, id) }),
+  },
+  {
+    name: 'query limits',
+    yoga: () => useQueryLimits(),
+    yogaOnly: 'they judge a document once: the direct execution runs only documents Yoga or REST validated',
+  },
+  {
+    // Before anything runs, and before the list-size limit: a key without the scope learns that first.
+    name: 'scope',
+    yoga: ({ admission }) => [admission.scopePlugin],
+    direct: ({ admission }) => ({ admit: ({ price }, exchange) => admission.admit(price, exchange) }),
+  },
+  {
+    name: 'list-size limit',
+    yoga: ({ listSizeCheck }) => [useListSizeLimit(listSizeCheck)],
+    direct: ({ schema, listSizeCheck }) => ({
+      admit: ({ document, operationName }, _exchange, variables) =>
+        listSizeCheck(schema, document, operationName, variables),
+    }),
+  },
+  {
+    // After the list-size limit: a request refused for its size pays no more than the edge's point.
+    name: 'price',
+    yoga: ({ admission }) => [admission.chargePlugin],
+    direct: ({ admission }) => ({ admit: ({ price }, exchange) => admission.charge(price, exchange) }),
+  },
+  {
+    // After the price is paid: a kept introspection answer runs nothing more.
+    name: 'introspection answers kept',
+    yoga: () => [introspectionCachePlugin()],
+    direct: ({ schema }) => introspectionStep(schema),
+  },
+  {
+    name: 'variable error codes',
+    yoga: () => [useVariableErrorCodes()],
+    direct: ({ schema }) => ({
+      settle: (result, { document, operationName }, variables) =>
+        withVariableErrorCodes(schema, document, operationName, variables, result),
+    }),
+  },
+  {
+    name: 'graphql-jit',
+    yoga: () => [useJitForSingleOperations()],
+    yogaOnly: 'the direct execution runs operations graphql-jit compiled once (compiled-operation.ts)',
+  },
+  {
+    // After the JIT, whose onExecute replaces the execute function without chaining.
+    name: 'span context for the executor',
+    yoga: ({ tracing }) => (tracing ? [tracing.activate] : []),
+    yogaOnly: 'part of the spans above',
+  },
+  {
+    name: 'conditional GETs',
+    yoga: ({ conditionalGets }) => [conditionalGets],
+    yogaOnly: 'an HTTP answer: the fast path answers through the same conditionalAnswer, REST revalidates its own',
+  },
+  {
+    // Last: a document is learnt only once every plugin that could refuse it has passed it.
+    name: 'validated documents',
+    yoga: ({ validatedDocuments }) => (validatedDocuments ? [validatedDocuments.plugin] : []),
+    yogaOnly: 'it teaches the fast path which documents Yoga found valid',
+  },
+];
+
+/** The rules made for one service: each with its Yoga plugins and its direct step or Yoga-only reason. */
 export function executionRules(options: ExecutionRuleOptions): ExecutionRule[] {
-  const { schema, errorLog, listSizeCheck, admission, metrics, tracer, validatedDocuments } = options;
-  const tracing = tracer ? useGraphQLSpans(tracer) : undefined;
-  const introspections = introspectionCacheOf(schema);
-  return [
-    {
-      name: 'operation metric',
-      yoga: [useOperationMetrics(metrics)],
-      yogaOnly: 'the fast path counts the operations it runs with the same metric; REST is counted by route',
-    },
-    {
-      // Before parsing: an id becomes its document, and a refused request stops here.
-      name: 'trusted documents and persisted queries',
-      yoga: useTrustedDocuments({ ...options.trustedDocuments, metrics, logger: options.logger }),
-      yogaOnly: 'the fast path asks the same gate before it runs; REST runs only its own documents',
-    },
-    {
-      name: 'parse, validate and execute spans',
-      yoga: tracing ? [tracing.spans] : [],
-      yogaOnly: 'while tracing every GraphQL request goes through Yoga; REST opens its execute span itself',
-    },
-    {
-      // Before Yoga's masking (it comes after every plugin): it sees what the resolvers threw.
-      name: 'error log and masking',
-      yoga: [errorLog.plugin],
-      direct: {
-        settle(result, _operation, _variables, exchange) {
-          if (!result.errors?.length) return result;
-          errorLog.logResultErrors(result.errors, exchange.id);
-          return { ...result, errors: result.errors.map(maskError) };
-        },
-      },
-    },
-    {
-      name: 'query limits',
-      yoga: useQueryLimits(),
-      yogaOnly: 'they judge a document once: the direct execution runs only documents Yoga or REST validated',
-    },
-    {
-      // Before anything runs, and before the list-size limit: a key without the scope learns that first.
-      name: 'scope',
-      yoga: [admission.scopePlugin],
-      direct: { admit: (operation, exchange) => admission.admit(operation.price, exchange) },
-    },
-    {
-      name: 'list-size limit',
-      yoga: [useListSizeLimit(listSizeCheck)],
-      direct: {
-        admit: ({ document, operationName }, _exchange, variables) =>
-          listSizeCheck(schema, document, operationName, variables),
-      },
-    },
-    {
-      // After the list-size limit: a request refused for its size pays no more than the edge's point.
-      name: 'price',
-      yoga: [admission.chargePlugin],
-      direct: { admit: (operation, exchange) => admission.charge(operation.price, exchange) },
-    },
-    {
-      // After the price is paid: a kept introspection answer runs nothing more.
-      name: 'introspection answers kept',
-      yoga: [introspectionCachePlugin()],
-      direct: {
-        kept: ({ price, document, operationName }, variables) =>
-          price.introspection ? introspections.get(document, operationName, variables) : undefined,
-        settle(result, { price, document, operationName }, variables) {
-          if (price.introspection) introspections.set(document, operationName, variables, result);
-          return result;
-        },
-      },
-    },
-    {
-      name: 'variable error codes',
-      yoga: [useVariableErrorCodes()],
-      direct: {
-        settle: (result, { document, operationName }, variables) =>
-          withVariableErrorCodes(schema, document, operationName, variables, result),
-      },
-    },
-    {
-      // A document that does not compile (an unknown operationName) answers with its errors; by
-      // default the plugin also writes them with console.error, outside the JSON log. Only for
-      // documents of one operation: the plugin caches what it compiled by document alone.
-      name: 'graphql-jit',
-      yoga: [
-        useGraphQlJit(
-          {},
-          { onError: () => {}, enableIf: ({ document }) => hasOneOperation(document) && !isSubscription(document) },
-        ),
-      ],
-      yogaOnly: 'the direct execution runs operations graphql-jit compiled once (compiled-operation.ts)',
-    },
-    {
-      // After the JIT, whose onExecute replaces the execute function without chaining.
-      name: 'span context for the executor',
-      yoga: tracing ? [tracing.activate] : [],
-      yogaOnly: 'part of the spans above',
-    },
-    {
-      name: 'conditional GETs',
-      yoga: [options.conditionalGets],
-      yogaOnly: 'an HTTP answer: the fast path answers through the same conditionalAnswer, REST revalidates its own',
-    },
-    {
-      // Last: a document is learnt only once every plugin that could refuse it has passed it.
-      name: 'validated documents',
-      yoga: validatedDocuments ? [validatedDocuments.plugin] : [],
-      yogaOnly: 'it teaches the fast path which documents Yoga found valid',
-    },
-  ];
+  const parts: Parts = { ...options, tracing: options.tracer ? useGraphQLSpans(options.tracer) : undefined };
+  return RULES.map((rule): ExecutionRule => {
+    const yoga = rule.yoga(parts);
+    return rule.direct
+      ? { name: rule.name, yoga, direct: rule.direct(parts) }
+      : { name: rule.name, yoga, yogaOnly: rule.yogaOnly };
+  });
 }
 
 /** The direct execution's steps, in the declaration's order. */

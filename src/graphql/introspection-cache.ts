@@ -1,5 +1,6 @@
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { CompiledOperation } from './compiled-operation.ts';
 import { priceOf } from './operation-admission.ts';
 
 /**
@@ -82,6 +83,19 @@ export function introspectionCachePlugin(): Plugin {
           if (!(Symbol.asyncIterator in result)) cache.set(document, operationName, variables, result);
         },
       };
+    },
+  };
+}
+
+/** The direct execution's half: a kept answer instead of running, and whole answers kept. */
+export function introspectionStep(schema: GraphQLSchema) {
+  const introspections = introspectionCacheOf(schema);
+  return {
+    kept: ({ price, document, operationName }: CompiledOperation, variables: Variables) =>
+      price.introspection ? introspections.get(document, operationName, variables) : undefined,
+    settle(result: ExecutionResult, { price, document, operationName }: CompiledOperation, variables: Variables) {
+      if (price.introspection) introspections.set(document, operationName, variables, result);
+      return result;
     },
   };
 }

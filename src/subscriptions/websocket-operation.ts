@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Scopes } from '../auth/scopes.ts';
 import type { ExecutionExchange } from '../context.ts';
-import type { StreamRecord } from '../http/exchange.ts';
 import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
+import type { StreamRecord } from '../http/exchange.ts';
 
 const NO_SCOPES: Scopes = new Set();
 
