@@ -1,7 +1,5 @@
 import type { Logger } from 'pino';
-
-/** While an instance counts alone: how often it asks Redis again, and the longest wait between reconnects. */
-export const REDIS_RETRY_MS = 1_000;
+import { REDIS_RETRY_MS } from '../redis/client.ts';
 
 interface RedisSharingOptions {
   logger: Logger;
