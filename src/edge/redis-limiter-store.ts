@@ -4,11 +4,64 @@ import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createRedisClient, REDIS_KEY_PREFIX as KEY_PREFIX, REDIS_RETRY_MS } from '../redis/client.ts';
 import { createFleetSize } from './fleet-size.ts';
 import type { LimiterSpec, LimiterStore } from './limiter-store.ts';
-import { createRedisSharing, type RedisSharing } from './redis-sharing.ts';
 import { LocalCounter, SharedLimiter } from './shared-limiter.ts';
 
 /** The longest a request waits for Redis: on a LAN it answers within a millisecond or two. */
 export const REDIS_DEADLINE_MS = 50;
+interface RedisSharingOptions {
+  logger: Logger;
+  /** True once counts are shared through Redis, false while this instance counts alone. */
+  onShared: (shared: boolean) => void;
+  /** Asks Redis whether it answers again (calls share() when it does). */
+  probe: () => void;
+}
+
+/**
+ * Whether this instance's counts are shared through Redis right now. Each change is said once (an
+ * info line when sharing starts or resumes, a warning when it stops); while alone, Redis is probed
+ * every REDIS_RETRY_MS until it answers.
+ */
+function createRedisSharing({ logger, onShared, probe }: RedisSharingOptions) {
+  let state: 'starting' | 'shared' | 'alone' | 'closed' = 'starting';
+  let everShared = false;
+  let retrying: NodeJS.Timeout | undefined;
+
+  const sharing = {
+    isShared: () => state === 'shared',
+    isClosed: () => state === 'closed',
+    isStarting: () => state === 'starting',
+
+    share(): void {
+      if (state === 'shared' || state === 'closed') return;
+      state = 'shared';
+      clearInterval(retrying);
+      onShared(true);
+      logger.info(
+        everShared
+          ? 'Redis answers again: rate limits are shared by the instances again'
+          : 'rate limits count in Redis, shared by every instance using it',
+      );
+      everShared = true;
+    },
+
+    alone(reason: string): void {
+      if (state === 'alone' || state === 'closed') return;
+      state = 'alone';
+      onShared(false);
+      logger.warn({ reason }, 'Redis does not answer: each instance counts rate limits alone until it does');
+      retrying = setInterval(probe, REDIS_RETRY_MS).unref();
+    },
+
+    close(): void {
+      state = 'closed';
+      clearInterval(retrying);
+    },
+  };
+  return sharing;
+}
+
+type RedisSharing = ReturnType<typeof createRedisSharing>;
+
 interface RedisConnection {
   client: Redis;
   /** A spec's counter in Redis (SharedLimiter falls back to its local count on any error). */
