@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { REDIS_RETRY_MS } from './redis-sharing.ts';
+import { REDIS_RETRY_MS } from '../redis/client.ts';
 
 /** An instance not heard from for this long has left the fleet (one that stops cleanly says so at once). */
 const MEMBER_TTL_MS = 3 * REDIS_RETRY_MS;

@@ -1,28 +1,66 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
+import { createRedisClient, REDIS_KEY_PREFIX as KEY_PREFIX, REDIS_RETRY_MS } from '../redis/client.ts';
 import { createFleetSize } from './fleet-size.ts';
 import type { LimiterSpec, LimiterStore } from './limiter-store.ts';
-import { createRedisSharing, REDIS_RETRY_MS, type RedisSharing } from './redis-sharing.ts';
 import { LocalCounter, SharedLimiter } from './shared-limiter.ts';
 
 /** The longest a request waits for Redis: on a LAN it answers within a millisecond or two. */
 export const REDIS_DEADLINE_MS = 50;
-/** Other applications may share the Redis. */
-const KEY_PREFIX = 'petstore-gateway:';
+interface RedisSharingOptions {
+  logger: Logger;
+  /** True once counts are shared through Redis, false while this instance counts alone. */
+  onShared: (shared: boolean) => void;
+  /** Asks Redis whether it answers again (calls share() when it does). */
+  probe: () => void;
+}
 
-const CLIENT_OPTIONS: RedisOptions = {
-  // Every command answers within the deadline or fails, and its check is counted in memory instead.
-  commandTimeout: REDIS_DEADLINE_MS,
-  // While disconnected, fail at once instead of queueing: a queued count would land in a later window.
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 0,
-  // Forever, at most a second apart: counting is shared again within about a second of Redis returning.
-  retryStrategy: (attempt) => Math.min(attempt * 100, REDIS_RETRY_MS),
-  connectTimeout: 2 * REDIS_RETRY_MS,
-  connectionName: 'petstore-gateway',
-};
+/**
+ * Whether this instance's counts are shared through Redis right now. Each change is said once (an
+ * info line when sharing starts or resumes, a warning when it stops); while alone, Redis is probed
+ * every REDIS_RETRY_MS until it answers.
+ */
+function createRedisSharing({ logger, onShared, probe }: RedisSharingOptions) {
+  let state: 'starting' | 'shared' | 'alone' | 'closed' = 'starting';
+  let everShared = false;
+  let retrying: NodeJS.Timeout | undefined;
+
+  const sharing = {
+    isShared: () => state === 'shared',
+    isClosed: () => state === 'closed',
+    isStarting: () => state === 'starting',
+
+    share(): void {
+      if (state === 'shared' || state === 'closed') return;
+      state = 'shared';
+      clearInterval(retrying);
+      onShared(true);
+      logger.info(
+        everShared
+          ? 'Redis answers again: rate limits are shared by the instances again'
+          : 'rate limits count in Redis, shared by every instance using it',
+      );
+      everShared = true;
+    },
+
+    alone(reason: string): void {
+      if (state === 'alone' || state === 'closed') return;
+      state = 'alone';
+      onShared(false);
+      logger.warn({ reason }, 'Redis does not answer: each instance counts rate limits alone until it does');
+      retrying = setInterval(probe, REDIS_RETRY_MS).unref();
+    },
+
+    close(): void {
+      state = 'closed';
+      clearInterval(retrying);
+    },
+  };
+  return sharing;
+}
+
+type RedisSharing = ReturnType<typeof createRedisSharing>;
 
 interface RedisConnection {
   client: Redis;
@@ -31,16 +69,19 @@ interface RedisConnection {
 }
 
 /**
- * Loads the Redis client and RateLimiterRedis (only now, since REDIS_URL is set: the client is large)
+ * Loads the Redis client and RateLimiterRedis (only now, since REDIS_URL is set)
  * and connects in the background; undefined when the store closed meanwhile.
  */
 async function connectRedis(url: string, sharing: RedisSharing): Promise<RedisConnection | undefined> {
-  const [{ Redis }, { default: RateLimiterRedisClass }] = await Promise.all([
-    import('ioredis'),
+  const [client, { default: RateLimiterRedisClass }] = await Promise.all([
+    // Every command answers within the deadline or fails, and its check is counted in memory instead.
+    createRedisClient(url, { commandTimeout: REDIS_DEADLINE_MS, connectionName: 'petstore-gateway' }),
     import('rate-limiter-flexible/lib/RateLimiterRedis.js'),
   ]);
-  if (sharing.isClosed()) return undefined;
-  const client = new Redis(url, CLIENT_OPTIONS);
+  if (sharing.isClosed()) {
+    client.disconnect();
+    return undefined;
+  }
   client.on('ready', sharing.share);
   client.on('error', (error: Error) => sharing.alone(error.message));
   client.on('close', () => sharing.alone('connection closed'));

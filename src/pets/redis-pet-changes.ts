@@ -1,27 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { createRedisClient, REDIS_KEY_PREFIX, REDIS_RETRY_MS } from '../redis/client.ts';
 import { createChangeListeners, type PetChanges } from './pet-changes.ts';
 
 /** Other applications may share the Redis. */
-export const DEFAULT_PET_CHANGES_CHANNEL = 'petstore-gateway:pets-changed';
+export const DEFAULT_PET_CHANGES_CHANNEL = `${REDIS_KEY_PREFIX}pets-changed`;
 /** A publish unanswered this long means a frozen or cut-off Redis: the connection is started again. */
 const PUBLISH_DEADLINE_MS = 1_000;
 /** The longest close() waits for Redis to take its QUIT before cutting the connections. */
 const QUIT_DEADLINE_MS = 500;
-const RETRY_MS = 1_000;
-
-const CLIENT_OPTIONS: RedisOptions = {
-  // While disconnected, fail at once instead of queueing: the feeds' timer covers a lost notification.
-  enableOfflineQueue: false,
-  autoResendUnfulfilledCommands: false,
-  maxRetriesPerRequest: 0,
-  retryStrategy: (attempt) => Math.min(attempt * 100, RETRY_MS),
-  connectTimeout: 2 * RETRY_MS,
-  connectionName: 'petstore-gateway-pet-changes',
-};
-
 interface Connections {
   publisher: Redis;
   subscriber: Redis;
@@ -116,11 +105,12 @@ interface ConnectOptions {
   tell: () => void;
 }
 
-/** Loads the client only now (it is large) and connects both connections in the background. */
+/** Both connections: a subscribed one can publish nothing. */
 async function connect({ url, channel, self, log, tell }: ConnectOptions): Promise<Connections> {
-  const { Redis } = await import('ioredis');
-  const publisher = new Redis(url, CLIENT_OPTIONS);
-  const subscriber = new Redis(url, CLIENT_OPTIONS);
+  const [publisher, subscriber] = await Promise.all([
+    createRedisClient(url, { connectionName: 'petstore-gateway-pet-changes' }),
+    createRedisClient(url, { connectionName: 'petstore-gateway-pet-changes' }),
+  ]);
   for (const client of [publisher, subscriber]) client.on('error', (error: Error) => log.trouble(error.message));
   // Our own message coming back would only cost one look more: skip it all the same.
   subscriber.on('message', (from: string, message: string) => from === channel && message !== self && tell());
@@ -134,7 +124,7 @@ async function connect({ url, channel, self, log, tell }: ConnectOptions): Promi
       },
       (error: Error) => {
         log.trouble(error.message);
-        setTimeout(subscribe, RETRY_MS).unref();
+        setTimeout(subscribe, REDIS_RETRY_MS).unref();
       },
     );
   };
