@@ -1,11 +1,12 @@
 import SchemaBuilder from '@pothos/core';
-import ZodPlugin from '@pothos/plugin-zod';
+import ValidationPlugin from '@pothos/plugin-validation';
 import type { Context } from '../context.ts';
 import { badUserInput } from './errors.ts';
 
 /**
- * The zod plugin throws zod's own error by default and Yoga masks anything that is not a
+ * The validation plugin throws its own error by default and Yoga masks anything that is not a
  * GraphQLError, so clients would see "Unexpected error.": turn the first issue into BAD_USER_INPUT.
+ * Unlike plugin-zod, it wraps only the fields that validate something, and synchronously.
  */
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -15,11 +16,11 @@ export const builder = new SchemaBuilder<{
 }>({
   // Non-null unless a field says otherwise: clients should not null-check what is always there.
   defaultFieldNullability: false,
-  plugins: [ZodPlugin],
-  zod: {
-    validationError: (zodError) => {
-      const issue = zodError.issues[0];
-      const field = issue?.path.map(String).join('.') || 'input';
+  plugins: [ValidationPlugin],
+  validation: {
+    validationError: (failure) => {
+      const issue = failure.issues[0];
+      const field = issue?.path?.map((step) => String(typeof step === 'object' ? step.key : step)).join('.') || 'input';
       return badUserInput(field, issue?.message ?? 'is invalid');
     },
   },

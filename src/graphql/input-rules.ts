@@ -1,3 +1,4 @@
+import type { StandardSchemaV1 } from '@pothos/plugin-validation';
 import type { GraphQLInputField, GraphQLInputObjectType } from 'graphql';
 import type { z } from 'zod';
 
@@ -6,27 +7,35 @@ const DOMAIN_RULE = 'domainRule';
 const NULL_REFUSED = 'nullRefused';
 
 /**
- * Pothos options for an input field that a domain rule checks. The zod plugin runs the rule before
+ * Pothos options for an input field that a domain rule checks. The validation plugin runs the rule before
  * the resolver; variable-problems.ts reads it from the field's extensions, so that the rule's problem is
  * reported beside the type problems of the other fields instead of only once they are all fixed.
  */
 export const checkedBy = <Rule extends z.ZodType>(rule: Rule) => ({
-  validate: { schema: rule },
+  validate: rule,
   extensions: { [DOMAIN_RULE]: rule },
 });
 
-type NullCheck = [(input: Record<string, unknown>) => boolean, { message: string; path: string[] }];
-
 /**
  * Pothos options for an input type whose nullable fields refuse an explicit null (omit them instead),
- * by field, with the reason. The zod plugin lets a nullable field's null through without running the
+ * by field, with the reason. The validation plugin lets a nullable field's null through without running the
  * field's own rule, so the check runs on the input as a whole; the walk of variables reads the same
  * reasons from the type's extensions.
  */
 export function refusingNull(reasons: Readonly<Record<string, string>>) {
-  const validate = Object.entries(reasons).map(
-    ([field, reason]): NullCheck => [(input) => input[field] !== null, { message: reason, path: [field] }],
-  );
+  const validate: StandardSchemaV1<Record<string, unknown>> = {
+    '~standard': {
+      version: 1,
+      vendor: 'petstore-gateway',
+      validate: (input) => {
+        const fields = input as Record<string, unknown>;
+        const issues = Object.entries(reasons)
+          .filter(([field]) => fields[field] === null)
+          .map(([field, message]) => ({ message, path: [field] }));
+        return issues.length > 0 ? { issues } : { value: fields };
+      },
+    },
+  };
   return { validate, extensions: { [NULL_REFUSED]: reasons } };
 }
 

@@ -78,14 +78,12 @@ export function afterIdFrom(field: string, cursor: string | null | undefined): n
   return id;
 }
 
-const limitValidation = { schema: listLimitRule };
-
 builder.queryFields((t) => ({
   pets: t.field({
     type: [PetRef],
     description: `Pets in ascending id order. Pass the last id's cursor (from petsConnection) as \`after\` for the next page.`,
     args: {
-      limit: t.arg.int({ defaultValue: LIST_LIMIT.default, validate: limitValidation }),
+      limit: t.arg.int({ defaultValue: LIST_LIMIT.default, validate: listLimitRule }),
       status: t.arg({ type: PetStatus }),
       after: t.arg.string({ description: 'Opaque cursor: list pets after this one.' }),
     },
@@ -103,7 +101,7 @@ builder.queryFields((t) => ({
     type: PetConnection,
     description: 'Relay-style pages of pets; `Pet.id` stays the plain id.',
     args: {
-      first: t.arg.int({ defaultValue: LIST_LIMIT.default, validate: limitValidation }),
+      first: t.arg.int({ defaultValue: LIST_LIMIT.default, validate: listLimitRule }),
       after: t.arg.string({ description: 'The endCursor of the previous page.' }),
       status: t.arg({ type: PetStatus }),
     },
@@ -120,7 +118,7 @@ builder.queryFields((t) => ({
     nullable: true,
     deprecationReason: GET_PET_DEPRECATION_REASON,
     description: 'The pet with this id, or null when there is none.',
-    args: { id: t.arg.id({ required: true, validate: { schema: petIdRule } }) },
+    args: { id: t.arg.id({ required: true, validate: petIdRule }) },
     resolve: (_root, args, ctx) => ctx.pets.findById(Number(args.id)),
   }),
 }));
