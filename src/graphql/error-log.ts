@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ServerContext } from '../context.ts';
 import { ClientGoneError, DomainError, StorageFullError } from '../errors.ts';
 import type { ExecutionHooks } from './execution-hooks.ts';
-import { isOwnGraphQLError, maskError, rootCause } from './masked-errors.ts';
+import { isOwnGraphQLError, rootCause } from './masked-errors.ts';
 
 /** A full store fails every write alike: one line this often says so, with how many failed since. */
 export const STORAGE_FULL_LOG_EVERY_MS = 60_000;
@@ -67,11 +67,10 @@ export function createErrorLog(logger: Logger, now: () => number = Date.now) {
   return {
     plugin,
     log,
-    /** The direct execution's half: what a client may see, each error a resolver threw logged once, then masked. */
-    masked(result: ExecutionResult, reqId: string): ExecutionResult {
-      if (!result.errors?.length) return result;
-      logResultErrors(result.errors, reqId);
-      return { ...result, errors: result.errors.map(maskError) };
+    /** The direct execution's half: each error a resolver threw, logged once (masking comes after). */
+    logged(result: ExecutionResult, reqId: string): ExecutionResult {
+      if (result.errors?.length) logResultErrors(result.errors, reqId);
+      return result;
     },
     /** Whether this error was logged here already (Yoga reports each error it masks once more). */
     wasLogged: (error: unknown): boolean => {
