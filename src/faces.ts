@@ -114,8 +114,8 @@ export function createFaces(
       config.MAX_GRAPHQL_BODY_BYTES,
       fastPath,
     ),
-    /** Yoga's fetch handler, for operations over WebSocket: the same plugins as /graphql over HTTP. */
-    fetchGraphQL: yoga.fetch,
+    /** Yoga's envelop and plugins (their params hooks: trusted documents, APQ), for operations over WebSocket. */
+    envelop: { getEnveloped: yoga.getEnveloped, plugins: rules.flatMap((rule) => rule.yoga) },
     /** Settles once the published ids were read for the first time. */
     ready: documents.firstRead,
     close: async () => {

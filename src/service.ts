@@ -29,9 +29,8 @@ import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openap
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
 import { createSubscriptions } from './subscriptions/subscriptions.ts';
-import { createWebSockets } from './subscriptions/websocket.ts';
+import { createWebSockets, type WebSocketsOptions } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
-import type { GraphQLFetch } from './subscriptions/websocket-operations.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
 import { GRAPHQL_ENDPOINT } from './graphql-http/yoga.ts';
 
@@ -91,18 +90,18 @@ function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimi
   return { execution, subscriptions };
 }
 
-/** GraphQL over WebSocket: the edge's key check and limits; each operation runs through Yoga. */
+/** GraphQL over WebSocket: the edge's key check and limits; each operation runs on Yoga's envelop. */
 function createGraphQLWebSockets(
   { config, logger, metrics }: ServiceDependencies,
   parts: {
-    execution: { fetchGraphQL: GraphQLFetch };
+    execution: { envelop: Pick<WebSocketsOptions, 'getEnveloped' | 'plugins'> };
     keyCheck: AuthenticationOptions;
     cors: CorsPolicy | undefined;
     store: LimiterStore;
   },
 ) {
   return createWebSockets({
-    fetchGraphQL: parts.execution.fetchGraphQL,
+    ...parts.execution.envelop,
     checkKey: createKeyCheck(parts.keyCheck),
     ...{ metrics, logger, cors: parts.cors },
     accessLog: createAccessLog(logger),
