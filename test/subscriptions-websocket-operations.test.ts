@@ -34,10 +34,9 @@ function fakeSocket() {
 async function setUp(options: Partial<TransportOptions>) {
   const accessLog = vi.fn();
   const { logger, lines } = capturingLogger();
-  const transport = createTransport(
-    { checkKey: () => true, accessLog, logger, maxPayloadBytes: 4_096, pingMs: 0, plugins: [], ...options } as never,
-    () => undefined,
-  );
+  const limits = { maxPerKey: 1, maxTotal: 1 };
+  const base = { checkKey: () => true, accessLog, logger, maxPayloadBytes: 4_096, pingMs: 0, plugins: [], limits };
+  const transport = createTransport({ ...base, ...options } as never);
   const { socket, close } = fakeSocket();
   const request = { method: 'GET', url: '/graphql', socket: {} } as IncomingMessage;
   transport.serve(socket as unknown as WebSocket, request, () => {});

@@ -22,7 +22,7 @@ export class WebSocketOperation implements ExecutionExchange {
   clientAddress = '';
   documentId = '';
   stream: StreamRecord | undefined = undefined;
-  private closeListeners: (() => void)[] | undefined = [];
+  private readonly closed = new AbortController();
 
   /** `req`, the upgrade request: the access log's method and path, the client address. */
   constructor(readonly req: IncomingMessage) {}
@@ -35,12 +35,12 @@ export class WebSocketOperation implements ExecutionExchange {
   }
 
   clientGone(): boolean {
-    return this.closeListeners === undefined;
+    return this.closed.signal.aborted;
   }
 
   whenClosed(listener: () => void): void {
-    if (this.closeListeners) this.closeListeners.push(listener);
-    else listener();
+    if (this.clientGone()) listener();
+    else this.closed.signal.addEventListener('abort', listener, { once: true });
   }
 
   /** Cuts the WebSocket the operation travels on (every operation on it ends): its client stopped reading. */
@@ -50,8 +50,6 @@ export class WebSocketOperation implements ExecutionExchange {
 
   /** The operation is over (its end, the client's `complete`, the socket's end): releases what it held. */
   close(): void {
-    const listeners = this.closeListeners;
-    this.closeListeners = undefined;
-    for (const listener of listeners ?? []) listener();
+    this.closed.abort();
   }
 }

@@ -17,6 +17,7 @@ import type { AccessLog } from '../edge/access-log.ts';
 import type { KeyCheck, KeyedExchange } from '../edge/authenticate.ts';
 import { maskError } from '../graphql/masked-errors.ts';
 import { GRAPHQL_ENDPOINT, type GraphQLServer } from '../graphql-http/yoga.ts';
+import type { KeyGone } from '../http/stream-outcomes.ts';
 import { CloseCode, endSocket, onSocketEnd } from './websocket-close.ts';
 import { WebSocketOperation } from './websocket-operation.ts';
 
@@ -33,15 +34,17 @@ export interface TransportOptions {
   maxPayloadBytes: number;
   /** How often each socket is pinged; one that has not answered a ping by the next is cut. */
   pingMs: number;
+  /** Acknowledged connections per key (MAX_SUBSCRIPTIONS_PER_KEY) and open sockets (MAX_SUBSCRIPTIONS) on this instance. */
+  limits: { maxPerKey: number; maxTotal: number };
 }
 
-/** One socket's state: the key its connection_init authenticated, and its operations under way. */
+/** An open socket: its upgrade request, and the key its connection_init authenticated. */
 interface Connection {
-  authorization?: string;
-  /** Each ends with the socket, whatever graphql-ws still knows of it (an id reused while it started). */
-  operations: Set<WebSocketOperation>;
-  /** Its connection_init came: the socket leaves its address's share of waiting sockets. */
+  request: IncomingMessage;
+  /** Its connection_init came: the socket leaves its address's share of waiting sockets (websocket-admission.ts). */
   initialised: () => void;
+  /** Each operation checks `authorization` again; `id` counts the key's connections. */
+  key?: { id: string; authorization: string };
 }
 
 /** What Yoga's hooks read of a request: the exchange (the edge's, over HTTP), the request, its params. */
@@ -89,37 +92,42 @@ const ranAlready = ({ rootValue }: ExecutionArgs) => rootValue as OperationResul
  * not run them) and its envelop, as Yoga's graphql-ws example does. One access-log line per
  * operation at its end, and one per refused connection.
  */
-export function createTransport(
-  options: TransportOptions,
-  acknowledge: (socket: WebSocket, keyId: string) => string | undefined,
-) {
+export function createTransport(options: TransportOptions) {
   const { getEnveloped, checkKey, accessLog, logger } = options;
   const paramsHooks = (options.plugins as { onParams?: ParamsHook }[]).flatMap((plugin) => plugin.onParams ?? []);
-  const connections = new WeakMap<WebSocket, Connection>();
+  const { maxPerKey, maxTotal } = options.limits;
+  /**
+   * The open sockets, and the acknowledged ones per key, so that neither a key nor the instance holds
+   * sockets without bound (those not acknowledged yet are the admission's). A socket leaves as the server closes it.
+   */
+  const sockets = new Map<WebSocket, Connection>();
+  const perKey = new Map<string, Set<WebSocket>>();
+  /** Operations under way, on every socket: each ends with its socket, whatever graphql-ws still knows of it. */
   const open = new Set<WebSocketOperation>();
 
   /** Ends the operation once, however it ends: its own end, a refusal, a throw, or its socket's end. */
-  function finish(connection: Connection, operation: WebSocketOperation): void {
-    if (!connection.operations.delete(operation)) return;
-    open.delete(operation);
+  function finish(operation: WebSocketOperation): void {
+    if (!open.delete(operation)) return;
     operation.close();
     accessLog(operation, performance.now());
   }
 
   /** connection_init: the key, then the key's connection count; a refusal closes with its reason (final for graphql-ws clients). */
-  async function admit(socket: WebSocket, request: IncomingMessage, params?: Readonly<Record<string, unknown>>) {
-    const connection = connections.get(socket) as Connection;
-    connection.initialised();
-    if (socket.readyState !== socket.OPEN) return false;
-    const attempt = new WebSocketOperation(request);
+  async function admit(socket: WebSocket, params?: Readonly<Record<string, unknown>>) {
+    const connection = sockets.get(socket);
+    connection?.initialised();
+    if (!connection || socket.readyState !== socket.OPEN) return false;
+    const attempt = new WebSocketOperation(connection.request);
     const authorization = authorizationOf(params);
     const checked = await checkKey(attempt, authorization);
-    const tooMany = checked === true ? acknowledge(socket, attempt.keyId) : undefined;
-    if (checked === true && tooMany === undefined) {
-      connection.authorization = authorization ?? '';
+    const held = perKey.get(attempt.keyId) ?? new Set<WebSocket>();
+    if (checked === true && held.size < maxPerKey && sockets.has(socket)) {
+      perKey.set(attempt.keyId, held.add(socket));
+      connection.key = { id: attempt.keyId, authorization: authorization ?? '' };
       return true;
     }
-    const { status, message } = checked === true ? { status: 429, message: tooMany ?? '' } : checked.error;
+    const tooMany = `Too many WebSocket connections for this API key (${maxPerKey} on this instance): send several operations over one`;
+    const { status, message } = checked === true ? { status: 429, message: tooMany } : checked.error;
     attempt.res.statusCode = status;
     accessLog(attempt, performance.now());
     const code = status === 401 ? CloseCode.Unauthorized : CloseCode.TooManyInitialisationRequests;
@@ -136,11 +144,7 @@ export function createTransport(
     }
     // graphql-ws requires a `query` string: an id alone comes with ''.
     const { query, ...rest } = payload;
-    const context: YogaContext = {
-      exchange: operation,
-      request: SENT,
-      params: (query === '' ? rest : payload) as GraphQLParams,
-    };
+    const context = { exchange: operation, request: SENT, params: (query === '' ? rest : payload) as GraphQLParams };
     const setParams = (params: GraphQLParams) => Object.assign(context, { params });
     for (const hook of paramsHooks) await hook({ params: context.params, request: SENT, setParams, context } as never);
     const { params } = context;
@@ -149,25 +153,20 @@ export function createTransport(
     const errors = enveloped.validate(enveloped.schema, document);
     if (errors.length > 0) return { result: { errors } };
     const { operationName, variables: variableValues } = params;
-    const args = { schema: enveloped.schema, document, operationName, variableValues };
-    const ran = { ...args, contextValue: await enveloped.contextFactory() };
+    const contextValue = await enveloped.contextFactory();
+    const args = { schema: enveloped.schema, document, operationName, variableValues, contextValue };
     const subscription = getOperationAST(document, operationName)?.operation === 'subscription';
-    return {
-      args: ran,
-      result: (await (subscription ? enveloped.subscribe : enveloped.execute)(ran)) as OperationResult,
-    };
+    return { args, result: (await (subscription ? enveloped.subscribe : enveloped.execute)(args)) as OperationResult };
   }
 
   /**
    * One subscribe, run here so that a refusal (errors without `data`: the operation never ran, GraphQL
    * spec §7.1.2) is graphql-ws's `error`; a stream ends the operation when it ends.
    */
-  async function run(socket: WebSocket, request: IncomingMessage, payload: SubscribePayload) {
-    const connection = connections.get(socket) as Connection;
+  async function run(socket: WebSocket, { request, key }: Connection, payload: SubscribePayload) {
     const operation = new WebSocketOperation(request);
-    connection.operations.add(operation);
     open.add(operation);
-    const { args, result } = await execute(operation, connection.authorization ?? '', payload).catch((error) => {
+    const { args, result } = await execute(operation, key?.authorization ?? '', payload).catch((error) => {
       const masked = maskError(error);
       if (masked !== error)
         logger.error({ err: error, reqId: operation.id }, 'a GraphQL operation over WebSocket failed');
@@ -175,11 +174,11 @@ export function createTransport(
     });
     if (args && isAsyncIterable(result)) {
       operation.res.statusCode = 200;
-      return { ...args, rootValue: finalAsyncIterator(result, () => finish(connection, operation)) };
+      return { ...args, rootValue: finalAsyncIterator(result, () => finish(operation)) };
     }
     const { errors = [] } = result as ExecutionResult;
     operation.res.statusCode = statusOf(errors);
-    finish(connection, operation);
+    finish(operation);
     // A key gone since (follow-pets.ts asks again): closed once its `error` went out, as a refused key is.
     const message = closeReason(errors[0]?.message ?? '');
     if (operation.res.statusCode === 401) setImmediate(() => endSocket(socket, CloseCode.Unauthorized, message));
@@ -192,10 +191,12 @@ export function createTransport(
       isProd: true,
       // The admission cuts a socket still waiting for connection_init (websocket-admission.ts).
       connectionInitWaitTimeout: 0,
-      onConnect: ({ extra, connectionParams }) => admit(extra.socket, extra.request, connectionParams),
-      // What the peer sends after the server closed the socket starts nothing.
-      onSubscribe: ({ extra: { socket, request } }, _id, payload) =>
-        socket.readyState === socket.OPEN ? run(socket, request, payload) : [createGraphQLError('Closing')],
+      onConnect: ({ extra, connectionParams }) => admit(extra.socket, connectionParams),
+      // What the peer sends once the server closed the socket starts nothing.
+      onSubscribe: ({ extra: { socket } }, _id, payload) => {
+        const connection = sockets.get(socket);
+        return connection ? run(socket, connection, payload) : [createGraphQLError('The socket is closing')];
+      },
       execute: ranAlready,
       subscribe: ranAlready,
       onNext: (_ctx, _id, _payload, _args, result) =>
@@ -208,10 +209,12 @@ export function createTransport(
 
   return {
     wss,
+    /** Whether another upgrade is taken: none past the instance's sockets (503). */
+    full: () => sockets.size >= maxTotal,
     /** A socket the upgrade opened, handed to graphql-ws: what it holds is released as the server closes it. */
     serve(socket: WebSocket, request: IncomingMessage, initialised: () => void): void {
-      const connection: Connection = { operations: new Set(), initialised };
-      connections.set(socket, connection);
+      const connection: Connection = { request, initialised };
+      sockets.set(socket, connection);
       const close = socket.close.bind(socket);
       // graphql-ws closes by ws's close(): released at once, not at the peer's answer (websocket-close.ts).
       socket.close = (code, reason) => {
@@ -227,8 +230,16 @@ export function createTransport(
         .removeAllListeners('error')
         .on('error', (error) => logger.info({ err: error }, 'GraphQL WebSocket closed on a protocol error'));
       onSocketEnd(socket, () => {
-        for (const operation of [...connection.operations]) finish(connection, operation);
+        sockets.delete(socket);
+        const keyId = connection.key?.id ?? '';
+        if (perKey.get(keyId)?.delete(socket) && perKey.get(keyId)?.size === 0) perKey.delete(keyId);
+        for (const operation of open) if (operation.req === request) finish(operation);
       });
+    },
+    /** The key is no longer valid: each of its connections closes with 4401 (final for graphql-ws clients). */
+    endKey(keyId: string, why: KeyGone): void {
+      const reason = why === 'expired' ? 'The API key expired' : 'The API key was revoked';
+      for (const socket of [...(perKey.get(keyId) ?? [])]) endSocket(socket, CloseCode.Unauthorized, reason);
     },
     /** Settles once every operation under way has ended, or after `deadlineMs`. */
     ended: (deadlineMs: number) =>

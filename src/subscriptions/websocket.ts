@@ -1,6 +1,5 @@
-import type { IncomingMessage } from 'node:http';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { WebSocket } from 'ws';
 import { allowedOrigin, type CorsPolicy } from '../edge/cors.ts';
 import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
 import type { KeyGone } from '../http/stream-outcomes.ts';
@@ -10,33 +9,21 @@ import {
   instanceRefusal,
   isUpgradeRefusal,
   type UpgradeAdmission,
+  type UpgradeRefusal,
 } from './websocket-admission.ts';
-import { CLOSE_GRACE_MS, CloseCode, endSocket, onSocketEnd } from './websocket-close.ts';
+import { CLOSE_GRACE_MS } from './websocket-close.ts';
 import { WebSocketOperation } from './websocket-operation.ts';
 import type { Transport, TransportOptions } from './websocket-server.ts';
 
 export interface WebSocketsOptions extends TransportOptions {
   metrics: Metrics;
   cors: CorsPolicy | undefined;
-  /** Acknowledged connections per key (MAX_SUBSCRIPTIONS_PER_KEY) and open sockets (MAX_SUBSCRIPTIONS) on this instance. */
-  limits: { maxPerKey: number; maxTotal: number };
   /** Who may open a socket before it is authenticated: per address shares, taken at the upgrade. */
   admission: UpgradeAdmission;
 }
 
 /** A refused upgrade's answer: its status, its fields (Retry-After), and its reason as a GraphQL error when there is one. */
-interface UpgradeAnswer {
-  status: number;
-  headers?: Record<string, string>;
-  message?: string;
-}
-
-const STATUS_LINES: Record<number, string> = {
-  403: '403 Forbidden',
-  404: '404 Not Found',
-  429: '429 Too Many Requests',
-  503: '503 Service Unavailable',
-};
+type UpgradeAnswer = { status: number } & Partial<Pick<UpgradeRefusal, 'headers' | 'message'>>;
 
 const ERROR_CODES: Record<number, string> = { 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE' };
 
@@ -61,39 +48,7 @@ function responseOf({ status, headers = {}, message }: UpgradeAnswer): string {
     Connection: 'close',
     'Content-Length': String(Buffer.byteLength(body)),
   }).map(([name, value]) => `${name}: ${value}\r\n`);
-  return `HTTP/1.1 ${STATUS_LINES[status]}\r\n${fields.join('')}\r\n${body}`;
-}
-
-/**
- * The instance's GraphQL WebSockets, counted: all of them, and the acknowledged ones per key, so that
- * neither a key nor the instance holds sockets without bound (the ones not yet acknowledged are
- * websocket-admission.ts's). A socket stops counting as the server closes it.
- */
-function createConnectionCounts({ maxPerKey, maxTotal }: WebSocketsOptions['limits']) {
-  const all = new Set<WebSocket>();
-  const perKey = new Map<string, Set<WebSocket>>();
-  return {
-    full: () => all.size >= maxTotal,
-    opened(socket: WebSocket): void {
-      all.add(socket);
-      onSocketEnd(socket, () => all.delete(socket));
-    },
-    /** `keyId` authenticated the socket: why the key may not hold one more connection, or undefined. */
-    acknowledge(socket: WebSocket, keyId: string): string | undefined {
-      const sockets = perKey.get(keyId) ?? new Set<WebSocket>();
-      if (sockets.size >= maxPerKey || !all.has(socket)) {
-        return `Too many WebSocket connections for this API key (${maxPerKey} on this instance): send several operations over one`;
-      }
-      perKey.set(keyId, sockets.add(socket));
-      onSocketEnd(socket, () => sockets.delete(socket) && sockets.size === 0 && perKey.delete(keyId));
-      return undefined;
-    },
-    /** The key is no longer valid: each of its connections closes with 4401 (final for graphql-ws clients). */
-    endKey(keyId: string, why: KeyGone): void {
-      const reason = why === 'expired' ? 'The API key expired' : 'The API key was revoked';
-      for (const socket of [...(perKey.get(keyId) ?? [])]) endSocket(socket, CloseCode.Unauthorized, reason);
-    },
-  };
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${fields.join('')}\r\n${body}`;
 }
 
 /**
@@ -102,7 +57,6 @@ function createConnectionCounts({ maxPerKey, maxTotal }: WebSocketsOptions['limi
  */
 export function createWebSockets(options: WebSocketsOptions) {
   const { cors, accessLog, admission, metrics } = options;
-  const connections = createConnectionCounts(options.limits);
   let closing = false;
   let closed: Promise<void> | undefined;
 
@@ -119,19 +73,16 @@ export function createWebSockets(options: WebSocketsOptions) {
   // ws and graphql-ws are loaded on the first upgrade: an instance that never sees one does not hold them.
   let transport: Promise<Transport> | undefined;
   const loadTransport = () =>
-    (transport ??= import('./websocket-server.ts').then((loaded) =>
-      loaded.createTransport(options, connections.acknowledge),
-    ));
+    (transport ??= import('./websocket-server.ts').then((loaded) => loaded.createTransport(options)));
 
   function handOver(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: AdmittedUpgrade, loaded: Transport) {
-    const refused = instanceRefusal(closing, connections.full());
+    const refused = instanceRefusal(closing, loaded.full());
     if (refused) {
       metrics.countUpgradeRefused(refused.reason);
       return refuse(req, socket, refused, admitted);
     }
     loaded.wss.handleUpgrade(req, socket, head, (ws) => {
       admitted.opened(ws);
-      connections.opened(ws);
       loaded.serve(ws, req, admitted.release);
     });
   }
@@ -151,7 +102,7 @@ export function createWebSockets(options: WebSocketsOptions) {
         });
     },
     /** The key was revoked: its connections close with 4401 (their streams end with them). */
-    endKey: connections.endKey,
+    endKey: (keyId: string, why: KeyGone) => void transport?.then((loaded) => loaded.endKey(keyId, why)),
     /**
      * The instance is stopping: new sockets are refused, every socket closes with 1001 (graphql-ws
      * clients reconnect, elsewhere) once its subscriptions have sent `complete` (the streams' slots
