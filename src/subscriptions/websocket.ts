@@ -23,7 +23,7 @@ export interface WebSocketsOptions extends TransportOptions {
 }
 
 /** A refused upgrade's answer: its status, its fields (Retry-After), and its reason as a GraphQL error when there is one. */
-type UpgradeAnswer = { status: number } & Partial<Pick<UpgradeRefusal, 'headers' | 'message'>>;
+type UpgradeAnswer = { status: number } & Partial<Pick<UpgradeRefusal, 'headers' | 'message' | 'reason'>>;
 
 const ERROR_CODES: Record<number, string> = { 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE' };
 
@@ -60,9 +60,10 @@ export function createWebSockets(options: WebSocketsOptions) {
   let closing = false;
   let closed: Promise<void> | undefined;
 
-  /** Answers a refused upgrade, and writes its access-log line as any request's. */
+  /** Answers a refused upgrade, counted by reason if it has one, and writes its access-log line as any request's. */
   function refuse(req: IncomingMessage, socket: Duplex, answer: UpgradeAnswer, admitted?: AdmittedUpgrade): void {
     admitted?.release();
+    if (answer.reason) metrics.countUpgradeRefused(answer.reason);
     socket.end(responseOf(answer));
     const attempt = new WebSocketOperation(req);
     attempt.clientAddress = admission.addressOf(req);
@@ -77,10 +78,7 @@ export function createWebSockets(options: WebSocketsOptions) {
 
   function handOver(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: AdmittedUpgrade, loaded: Transport) {
     const refused = instanceRefusal(closing, loaded.full());
-    if (refused) {
-      metrics.countUpgradeRefused(refused.reason);
-      return refuse(req, socket, refused, admitted);
-    }
+    if (refused) return refuse(req, socket, refused, admitted);
     loaded.wss.handleUpgrade(req, socket, head, (ws) => {
       admitted.opened(ws);
       loaded.serve(ws, req, admitted.release);
@@ -95,10 +93,8 @@ export function createWebSockets(options: WebSocketsOptions) {
       if (status) refuse(req, socket, { status });
       else
         void admission.admit(req, socket).then((answer) => {
-          if (!isUpgradeRefusal(answer))
-            return loadTransport().then((loaded) => handOver(req, socket, head, answer, loaded));
-          metrics.countUpgradeRefused(answer.reason);
-          refuse(req, socket, answer);
+          if (isUpgradeRefusal(answer)) refuse(req, socket, answer);
+          else void loadTransport().then((loaded) => handOver(req, socket, head, answer, loaded));
         });
     },
     /** The key was revoked: its connections close with 4401 (their streams end with them). */
