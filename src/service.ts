@@ -90,7 +90,7 @@ function createExecution(dependencies: ServiceDependencies, rateLimits: RateLimi
   return { execution, subscriptions };
 }
 
-/** GraphQL over WebSocket: the edge's key check and limits; each operation runs on Yoga's envelop. */
+/** GraphQL over WebSocket: the edge's key check and limits; each operation runs through Yoga. */
 function createGraphQLWebSockets(
   { config, logger, metrics }: ServiceDependencies,
   parts: {
