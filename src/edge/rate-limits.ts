@@ -3,11 +3,12 @@ import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createFailedAuthentications } from './failed-authentications.ts';
 import { type LimiterStore, memoryLimiterStore } from './limiter-store.ts';
-import { payPoints } from './pay-points.ts';
+
 import {
   createPolicy,
   isRefusal,
   type Policy,
+  payPoints,
   priceRefusal,
   type Rate,
   type Refusal,

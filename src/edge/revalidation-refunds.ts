@@ -1,7 +1,7 @@
 import type RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 import type { LimiterStore } from './limiter-store.ts';
-import { givePointBack } from './pay-points.ts';
-import { createPolicy, isRefusal, type Policy } from './rate-limit-policy.ts';
+
+import { createPolicy, givePointBack, isRefusal, type Policy } from './rate-limit-policy.ts';
 
 /**
  * What a 304 matched by an entity tag gives back (conditional-get.ts; one matched by `*` saved no
