@@ -72,7 +72,7 @@ export const isRefusal = (rejected: unknown): rejected is RateLimiterRes => reje
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
 /** The `RateLimit` field: what is left of the policy's quota, and when it is whole again. */
-export const rateLimitField = (policy: Policy, remaining: number, msBeforeWhole: number) =>
+const rateLimitField = (policy: Policy, remaining: number, msBeforeWhole: number) =>
   `"${policy.name}";r=${remaining};t=${seconds(msBeforeWhole)}`;
 
 export function rateLimitFields(policy: Policy, result: RateLimiterRes): Record<string, string> {

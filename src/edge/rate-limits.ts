@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
+import type RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { type LimiterStore, memoryLimiterStore } from './limiter-store.ts';
-
 import {
   createPolicy,
   givePointBack,
@@ -12,7 +12,6 @@ import {
   priceRefusal,
   type Rate,
   type Refusal,
-  rateLimitField,
   rateLimitFields,
   refusal,
 } from './rate-limit-policy.ts';
@@ -41,9 +40,8 @@ export interface ChargedExchange {
   pointPaid?: boolean;
 }
 
-function setRateLimitFields(policy: Policy, exchange: ChargedExchange, remaining: number, msBeforeNext: number) {
-  exchange.setResponseHeader('RateLimit-Policy', policy.policyField);
-  exchange.setResponseHeader('RateLimit', rateLimitField(policy, remaining, msBeforeNext));
+function setRateLimitFields(policy: Policy, exchange: ChargedExchange, counted: RateLimiterRes) {
+  for (const [name, value] of Object.entries(rateLimitFields(policy, counted))) exchange.setResponseHeader(name, value);
   return undefined;
 }
 
@@ -61,7 +59,7 @@ function keyPayments(keys: Policy | undefined, perKey: Rate, storeFailed: StoreF
       return keys?.consume(exchange.keyId).then(
         (result) => {
           exchange.pointPaid = true;
-          return setRateLimitFields(keys, exchange, result.remainingPoints, result.msBeforeNext);
+          return setRateLimitFields(keys, exchange, result);
         },
         (rejected: unknown) =>
           isRefusal(rejected) ? refusal(keys, rejected.msBeforeNext, overRate) : storeFailed(rejected, exchange.id),
@@ -79,9 +77,7 @@ function keyPayments(keys: Policy | undefined, perKey: Rate, storeFailed: StoreF
       // Over the burst: only read what is left, for the RateLimit field.
       return payPoints(keys, exchange.keyId, overBurst ? Number.POSITIVE_INFINITY : cost - 1).then(
         ({ paid, short }) =>
-          paid
-            ? setRateLimitFields(keys, exchange, paid.remainingPoints, paid.msBeforeNext)
-            : priceRefusal(keys, perKey.burst, cost, short),
+          paid ? setRateLimitFields(keys, exchange, paid) : priceRefusal(keys, perKey.burst, cost, short),
         (error: unknown) => {
           if (!overBurst) return storeFailed(error, exchange.id);
           logger.warn({ err: error, reqId: exchange.id }, 'rate limit store failed; RateLimit left out of a refusal');
@@ -204,7 +200,7 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
         .then(
           async () => {
             const after = await givePointBack(keys, exchange.keyId);
-            return after ? setRateLimitFields(keys, exchange, after.remainingPoints, after.msBeforeNext) : undefined;
+            return after ? setRateLimitFields(keys, exchange, after) : undefined;
           },
           (rejected: unknown) => {
             if (!isRefusal(rejected)) throw rejected;
@@ -239,7 +235,7 @@ export interface ServiceRateLimitsOptions {
 export function createServiceRateLimits({ config, logger, metrics }: ServiceRateLimitsOptions) {
   // The client connects in the background; until it is ready, and whenever Redis does not answer,
   // this instance counts alone.
-  const sharedLimits = config.REDIS_URL
+  const shared = config.REDIS_URL
     ? createRedisLimiterStore({
         url: config.REDIS_URL,
         logger,
@@ -247,11 +243,11 @@ export function createServiceRateLimits({ config, logger, metrics }: ServiceRate
         onFallback: metrics.countRateLimitStoreFallback,
       })
     : undefined;
-  const rateLimits = createRateLimits({
-    ...rateLimitsOf(config),
-    logger,
-    ...(sharedLimits ? { store: sharedLimits.store } : {}),
-  });
   // `store`: where other per-client counts go too (WebSocket upgrades per address).
-  return { rateLimits, store: sharedLimits?.store ?? memoryLimiterStore, close: async () => sharedLimits?.close() };
+  const store = shared?.store ?? memoryLimiterStore;
+  return {
+    rateLimits: createRateLimits({ ...rateLimitsOf(config), logger, store }),
+    store,
+    close: async () => shared?.close(),
+  };
 }
