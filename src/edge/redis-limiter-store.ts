@@ -9,8 +9,7 @@ import {
   REDIS_DEADLINE_MS,
   REDIS_RETRY_MS,
 } from '../redis/client.ts';
-import type { LimiterSpec, LimiterStore } from './limiter-store.ts';
-import { LocalCounter, SharedLimiter } from './shared-limiter.ts';
+import { type LimiterSpec, type LimiterStore, LocalCounter, SharedLimiter } from './limiter-store.ts';
 
 /** An instance not heard from for this long has left the fleet (one that stops cleanly says so at once). */
 const MEMBER_TTL_MS = 3 * REDIS_RETRY_MS;
@@ -193,6 +192,8 @@ export function createRedisLimiterStore({ url, logger, onShared, onFallback }: R
     };
     for (const [limiter, spec] of pending.splice(0)) limiter.redis = counter(spec);
     fleet.join(client);
+    // It may have connected while RateLimiterRedis loaded: its `ready` event is then past.
+    if (client.status === 'ready') sharing.share();
   }
 
   const store: LimiterStore = (spec) => {
