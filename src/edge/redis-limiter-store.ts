@@ -86,30 +86,44 @@ function createRedisSharing(logger: Logger, onShared: (shared: boolean) => void,
   let everShared = false;
   let retrying: NodeJS.Timeout | undefined;
 
+  function share(): void {
+    if (state === 'shared' || state === 'closed') return;
+    state = 'shared';
+    clearInterval(retrying);
+    onShared(true);
+    logger.info(
+      everShared
+        ? 'Redis answers again: rate limits are shared by the instances again'
+        : 'rate limits count in Redis, shared by every instance using it',
+    );
+    everShared = true;
+  }
+
+  function alone(reason: string): void {
+    if (state === 'alone' || state === 'closed') return;
+    state = 'alone';
+    onShared(false);
+    logger.warn({ reason }, 'Redis does not answer: each instance counts rate limits alone until it does');
+    retrying = setInterval(probe, REDIS_RETRY_MS).unref();
+  }
+
   return {
+    share,
+    alone,
     isShared: () => state === 'shared',
     isClosed: () => state === 'closed',
-    isStarting: () => state === 'starting',
 
-    share(): void {
-      if (state === 'shared' || state === 'closed') return;
-      state = 'shared';
-      clearInterval(retrying);
-      onShared(true);
-      logger.info(
-        everShared
-          ? 'Redis answers again: rate limits are shared by the instances again'
-          : 'rate limits count in Redis, shared by every instance using it',
-      );
-      everShared = true;
-    },
-
-    alone(reason: string): void {
-      if (state === 'alone' || state === 'closed') return;
-      state = 'alone';
-      onShared(false);
-      logger.warn({ reason }, 'Redis does not answer: each instance counts rate limits alone until it does');
-      retrying = setInterval(probe, REDIS_RETRY_MS).unref();
+    /** Shared when the client is ready (now, or on each reconnect); alone when it fails or never answers. */
+    follow(client: Redis): void {
+      client.on('ready', share);
+      client.on('error', (error: Error) => alone(error.message));
+      client.on('close', () => alone('connection closed'));
+      // A Redis that takes the connection but never answers (frozen) raises no error: say so all the same.
+      const startingFor = 2 * REDIS_RETRY_MS;
+      const silent = () => state === 'starting' && alone(`no answer within ${startingFor} ms of starting`);
+      setTimeout(silent, startingFor).unref();
+      // It may have connected while RateLimiterRedis loaded: its `ready` event is then past.
+      if (client.status === 'ready') share();
     },
 
     close(): void {
@@ -168,15 +182,6 @@ export function createRedisLimiterStore({ url, logger, onShared, onFallback }: R
       import('rate-limiter-flexible/lib/RateLimiterRedis.js'),
     ]);
     if (sharing.isClosed()) return client.disconnect();
-    client.on('ready', sharing.share);
-    client.on('error', (error: Error) => sharing.alone(error.message));
-    client.on('close', () => sharing.alone('connection closed'));
-    // A Redis that takes the connection but never answers (frozen) raises no error: say so all the same.
-    const startingFor = 2 * REDIS_RETRY_MS;
-    setTimeout(
-      () => sharing.isStarting() && sharing.alone(`no answer within ${startingFor} ms of starting`),
-      startingFor,
-    ).unref();
     // A failing command (the deadline included) is counted in memory instead (SharedLimiter).
     const counter = (spec: LimiterSpec) =>
       new RateLimiterRedisClass({
@@ -192,8 +197,7 @@ export function createRedisLimiterStore({ url, logger, onShared, onFallback }: R
     };
     for (const [limiter, spec] of pending.splice(0)) limiter.redis = counter(spec);
     fleet.join(client);
-    // It may have connected while RateLimiterRedis loaded: its `ready` event is then past.
-    if (client.status === 'ready') sharing.share();
+    sharing.follow(client);
   }
 
   const store: LimiterStore = (spec) => {
