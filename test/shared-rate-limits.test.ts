@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import type { RateLimitSettings } from '../src/edge/rate-limits.ts';
-import { REDIS_DEADLINE_MS } from '../src/edge/redis-limiter-store.ts';
+import { REDIS_DEADLINE_MS } from '../src/redis/client.ts';
 import { capturingLogger, type LogLine } from './support/capturing-logger.ts';
 import { type RedisServer, startRedisServer } from './support/redis-server.ts';
 import { REDIS_SERVER, requiring } from './support/required-tools.ts';

@@ -1,21 +1,21 @@
 import type { Logger } from 'pino';
+import type RateLimiterRes from 'rate-limiter-flexible/lib/RateLimiterRes.js';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { createFailedAuthentications } from './failed-authentications.ts';
 import { type LimiterStore, memoryLimiterStore } from './limiter-store.ts';
-import { payPoints } from './pay-points.ts';
 import {
   createPolicy,
+  givePointBack,
   isRefusal,
   type Policy,
+  payPoints,
   priceRefusal,
   type Rate,
   type Refusal,
-  rateLimitField,
+  rateLimitFields,
   refusal,
 } from './rate-limit-policy.ts';
 import { createRedisLimiterStore } from './redis-limiter-store.ts';
-import { createRevalidationRefunds } from './revalidation-refunds.ts';
 
 export type { Rate, Refusal } from './rate-limit-policy.ts';
 
@@ -40,9 +40,8 @@ export interface ChargedExchange {
   pointPaid?: boolean;
 }
 
-function setRateLimitFields(policy: Policy, exchange: ChargedExchange, remaining: number, msBeforeNext: number) {
-  exchange.setResponseHeader('RateLimit-Policy', policy.policyField);
-  exchange.setResponseHeader('RateLimit', rateLimitField(policy, remaining, msBeforeNext));
+function setRateLimitFields(policy: Policy, exchange: ChargedExchange, counted: RateLimiterRes) {
+  for (const [name, value] of Object.entries(rateLimitFields(policy, counted))) exchange.setResponseHeader(name, value);
   return undefined;
 }
 
@@ -60,7 +59,7 @@ function keyPayments(keys: Policy | undefined, perKey: Rate, storeFailed: StoreF
       return keys?.consume(exchange.keyId).then(
         (result) => {
           exchange.pointPaid = true;
-          return setRateLimitFields(keys, exchange, result.remainingPoints, result.msBeforeNext);
+          return setRateLimitFields(keys, exchange, result);
         },
         (rejected: unknown) =>
           isRefusal(rejected) ? refusal(keys, rejected.msBeforeNext, overRate) : storeFailed(rejected, exchange.id),
@@ -78,9 +77,7 @@ function keyPayments(keys: Policy | undefined, perKey: Rate, storeFailed: StoreF
       // Over the burst: only read what is left, for the RateLimit field.
       return payPoints(keys, exchange.keyId, overBurst ? Number.POSITIVE_INFINITY : cost - 1).then(
         ({ paid, short }) =>
-          paid
-            ? setRateLimitFields(keys, exchange, paid.remainingPoints, paid.msBeforeNext)
-            : priceRefusal(keys, perKey.burst, cost, short),
+          paid ? setRateLimitFields(keys, exchange, paid) : priceRefusal(keys, perKey.burst, cost, short),
         (error: unknown) => {
           if (!overBurst) return storeFailed(error, exchange.id);
           logger.warn({ err: error, reqId: exchange.id }, 'rate limit store failed; RateLimit left out of a refusal');
@@ -104,10 +101,77 @@ function keyPayments(keys: Policy | undefined, perKey: Rate, storeFailed: StoreF
   };
 }
 
+/** Past this many blocked addresses, expired ones are swept before another is added. */
+const BLOCKED_SWEEP_AT = 10_000;
+
+/**
+ * The failed-authentication limit per client address (limiterBucketOf's buckets). An address over it
+ * has its missing and wrong keys refused at once by one Map read in this process, while a valid key
+ * from it is served: one client behind a NAT or a balancer that guesses keys must not lock out its
+ * neighbours. With a shared store the counts are the fleet's; the block list stays each instance's,
+ * filled when its own count is refused, so the look-up never waits for a shared store.
+ */
+function failedAuthentications(failures: Policy | undefined, storeFailed: StoreFailed, logger: Logger) {
+  const blockedUntil = new Map<string, { until: number; refusal: Refusal }>();
+
+  /** Blocks `bucket` until its window ends; logged when the block starts. */
+  function refused(bucket: string, address: string, reqId: string, policy: Policy, msBeforeNext: number) {
+    const answer = refusal(policy, msBeforeNext, 'Too many failed authentications from this address');
+    const now = Date.now();
+    if (blockedUntil.size >= BLOCKED_SWEEP_AT) {
+      for (const [other, { until }] of blockedUntil) if (until <= now) blockedUntil.delete(other);
+    }
+    const starts = (blockedUntil.get(bucket)?.until ?? 0) <= now;
+    blockedUntil.set(bucket, { until: now + msBeforeNext, refusal: answer });
+    if (starts) {
+      const blockedFor = Number(answer.headers['Retry-After']);
+      logger.warn(
+        { clientAddress: address, bucket, reqId, blockedForSeconds: blockedFor },
+        `client address blocked for ${blockedFor} s after too many failed authentications: its missing and wrong keys get 429, valid keys are still served`,
+      );
+    }
+    return { headers: answer.headers, refusal: answer };
+  }
+
+  return {
+    /** The refusal for a blocked bucket whose request brought no valid key, its Retry-After counting down. */
+    blockedAddress(bucket: string): Refusal | undefined {
+      if (blockedUntil.size === 0) return undefined;
+      const blocked = blockedUntil.get(bucket);
+      if (!blocked) return undefined;
+      const left = blocked.until - Date.now();
+      if (left > 0) {
+        const retryAfter = String(Math.ceil(left / 1000));
+        return { ...blocked.refusal, headers: { ...blocked.refusal.headers, 'Retry-After': retryAfter } };
+      }
+      blockedUntil.delete(bucket);
+      return undefined;
+    },
+
+    /**
+     * Counts a failed authentication of `bucket` (limiterBucketOf of `address`): the 401's RateLimit
+     * fields, or a refusal once over the limit.
+     */
+    failedAuthentication(
+      bucket: string,
+      address: string,
+      reqId: string,
+    ): Promise<{ headers: Record<string, string>; refusal?: Refusal }> | undefined {
+      if (!failures) return undefined;
+      return failures.consume(bucket).then(
+        (result) => ({ headers: rateLimitFields(failures, result) }),
+        (rejected: unknown) => {
+          if (!isRefusal(rejected)) return storeFailed(rejected, reqId) ?? { headers: {} };
+          return refused(bucket, address, reqId, failures, rejected.msBeforeNext);
+        },
+      );
+    },
+  };
+}
+
 /**
  * The edge's rate limits. Per API key on every authenticated request, and on what a GraphQL request
- * runs beyond its first root field (charge); per client address on failed authentication
- * (failed-authentications.ts).
+ * runs beyond its first root field (charge); per client address on failed authentication.
  */
 export function createRateLimits({ perKey, authFailures, logger, store = memoryLimiterStore }: RateLimitsOptions) {
   const keys = createPolicy('default', perKey, store);
@@ -116,29 +180,37 @@ export function createRateLimits({ perKey, authFailures, logger, store = memoryL
     logger.warn({ err: error, reqId }, 'rate limit store failed; request let through');
     return undefined;
   }
-  const failures = createFailedAuthentications({
-    failures: createPolicy('auth-failures', authFailures, store),
-    logger,
-    storeFailed,
-  });
-  const refunds = keys && createRevalidationRefunds(keys, store);
+  // A 304's points back: as many per second as the key's quota holds, so polling within it spends nothing.
+  const revalidations = keys && createPolicy('revalidations', { rate: keys.rate, burst: keys.rate }, store);
 
   return {
-    ...failures,
+    ...failedAuthentications(createPolicy('auth-failures', authFailures, store), storeFailed, logger),
     ...keyPayments(keys, perKey, storeFailed, logger),
 
     /**
-     * A 304's request (conditional-get.ts): its point back, within the key's revalidation allowance.
+     * A 304 matched by an entity tag (conditional-get.ts; one matched by `*` saved no body) gives its
+     * request's point back. It still ran its operation, so free revalidations without end would be a
+     * way around the limit: past the key's revalidation allowance a 304 costs its point like any answer.
      * Only a point it paid: one let through by a failing store gives nothing back.
      */
     revalidated(exchange: ChargedExchange): Promise<undefined> | undefined {
-      if (!exchange.pointPaid) return undefined;
-      return refunds?.(exchange.keyId).then(
-        (after) =>
-          keys && after ? setRateLimitFields(keys, exchange, after.remainingPoints, after.msBeforeNext) : undefined,
-        (error: unknown) =>
-          void logger.warn({ err: error, reqId: exchange.id }, 'rate limit store failed; a 304 kept its point'),
-      );
+      if (!exchange.pointPaid || !keys || !revalidations) return undefined;
+      return revalidations
+        .consume(exchange.keyId)
+        .then(
+          async () => {
+            const after = await givePointBack(keys, exchange.keyId);
+            return after ? setRateLimitFields(keys, exchange, after) : undefined;
+          },
+          (rejected: unknown) => {
+            if (!isRefusal(rejected)) throw rejected;
+            return undefined;
+          },
+        )
+        .catch((error: unknown) => {
+          logger.warn({ err: error, reqId: exchange.id }, 'rate limit store failed; a 304 kept its point');
+          return undefined;
+        });
     },
   };
 }
@@ -163,7 +235,7 @@ export interface ServiceRateLimitsOptions {
 export function createServiceRateLimits({ config, logger, metrics }: ServiceRateLimitsOptions) {
   // The client connects in the background; until it is ready, and whenever Redis does not answer,
   // this instance counts alone.
-  const sharedLimits = config.REDIS_URL
+  const shared = config.REDIS_URL
     ? createRedisLimiterStore({
         url: config.REDIS_URL,
         logger,
@@ -171,11 +243,11 @@ export function createServiceRateLimits({ config, logger, metrics }: ServiceRate
         onFallback: metrics.countRateLimitStoreFallback,
       })
     : undefined;
-  const rateLimits = createRateLimits({
-    ...rateLimitsOf(config),
-    logger,
-    ...(sharedLimits ? { store: sharedLimits.store } : {}),
-  });
   // `store`: where other per-client counts go too (WebSocket upgrades per address).
-  return { rateLimits, store: sharedLimits?.store ?? memoryLimiterStore, close: async () => sharedLimits?.close() };
+  const store = shared?.store ?? memoryLimiterStore;
+  return {
+    rateLimits: createRateLimits({ ...rateLimitsOf(config), logger, store }),
+    store,
+    close: async () => shared?.close(),
+  };
 }

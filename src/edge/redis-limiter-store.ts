@@ -1,19 +1,79 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import { createRedisClient, REDIS_KEY_PREFIX as KEY_PREFIX, REDIS_RETRY_MS } from '../redis/client.ts';
-import { createFleetSize } from './fleet-size.ts';
-import type { LimiterSpec, LimiterStore } from './limiter-store.ts';
-import { LocalCounter, SharedLimiter } from './shared-limiter.ts';
+import {
+  closeRedisClient,
+  createRedisClient,
+  REDIS_KEY_PREFIX as KEY_PREFIX,
+  REDIS_DEADLINE_MS,
+  REDIS_RETRY_MS,
+} from '../redis/client.ts';
+import { type LimiterSpec, type LimiterStore, LocalCounter, SharedLimiter } from './limiter-store.ts';
 
-/** The longest a request waits for Redis: on a LAN it answers within a millisecond or two. */
-export const REDIS_DEADLINE_MS = 50;
-interface RedisSharingOptions {
-  logger: Logger;
-  /** True once counts are shared through Redis, false while this instance counts alone. */
-  onShared: (shared: boolean) => void;
-  /** Asks Redis whether it answers again (calls share() when it does). */
-  probe: () => void;
+/** An instance not heard from for this long has left the fleet (one that stops cleanly says so at once). */
+const MEMBER_TTL_MS = 3 * REDIS_RETRY_MS;
+
+// Scored by Redis's clock, not the instances' (theirs may differ): adds this instance, drops those
+// gone quiet, and counts who is left.
+const HEARTBEAT = `
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZADD', KEYS[1], ms, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('ZCARD', KEYS[1])`;
+
+/**
+ * How many instances count their rate limits in this Redis, learned through Redis itself: each says
+ * it is there every REDIS_RETRY_MS; the count is kept as last learned while Redis does not answer, so
+ * each local count allows its share of a limit until it does. Learned rather than configured: a fleet
+ * that scales needs no setting kept in step with it.
+ */
+function createFleetSize(logger: Logger) {
+  const key = `${KEY_PREFIX}instances`;
+  const id = randomUUID();
+  const counts: LocalCounter[] = [];
+  let client: Redis | undefined;
+  let instances = 1;
+  let beating: NodeJS.Timeout | undefined;
+
+  function learned(answer: unknown): void {
+    const now = Math.max(1, Number(answer) || 1);
+    if (now === instances) return;
+    instances = now;
+    for (const count of counts) count.shareAmong(now);
+    logger.info(
+      { instances: now },
+      'instances sharing the rate limits through Redis: each counts its share while Redis is out',
+    );
+  }
+
+  function beat(): void {
+    if (client?.status !== 'ready') return;
+    // A failed beat changes nothing: the count stays as last learned.
+    client.eval(HEARTBEAT, 1, key, id, MEMBER_TTL_MS).then(learned, () => {});
+  }
+
+  return {
+    /** From now on `count` allows its share of the fleet's limit (1 instance until one is learned). */
+    follow(count: LocalCounter): void {
+      counts.push(count);
+      count.shareAmong(instances);
+    },
+    /** Starts saying this instance is there, at once and again on each reconnect. */
+    join(redis: Redis): void {
+      client = redis;
+      redis.on('ready', beat);
+      beat();
+      beating = setInterval(beat, REDIS_RETRY_MS).unref();
+    },
+    /** Stops saying so, and leaves the count at once (within the command deadline; a failure waits out the TTL). */
+    async leave(): Promise<void> {
+      clearInterval(beating);
+      if (client?.status === 'ready') await client.zrem(key, id).catch(() => {});
+    },
+  };
 }
 
 /**
@@ -21,35 +81,49 @@ interface RedisSharingOptions {
  * info line when sharing starts or resumes, a warning when it stops); while alone, Redis is probed
  * every REDIS_RETRY_MS until it answers.
  */
-function createRedisSharing({ logger, onShared, probe }: RedisSharingOptions) {
+function createRedisSharing(logger: Logger, onShared: (shared: boolean) => void, probe: () => void) {
   let state: 'starting' | 'shared' | 'alone' | 'closed' = 'starting';
   let everShared = false;
   let retrying: NodeJS.Timeout | undefined;
 
-  const sharing = {
+  function share(): void {
+    if (state === 'shared' || state === 'closed') return;
+    state = 'shared';
+    clearInterval(retrying);
+    onShared(true);
+    logger.info(
+      everShared
+        ? 'Redis answers again: rate limits are shared by the instances again'
+        : 'rate limits count in Redis, shared by every instance using it',
+    );
+    everShared = true;
+  }
+
+  function alone(reason: string): void {
+    if (state === 'alone' || state === 'closed') return;
+    state = 'alone';
+    onShared(false);
+    logger.warn({ reason }, 'Redis does not answer: each instance counts rate limits alone until it does');
+    retrying = setInterval(probe, REDIS_RETRY_MS).unref();
+  }
+
+  return {
+    share,
+    alone,
     isShared: () => state === 'shared',
     isClosed: () => state === 'closed',
-    isStarting: () => state === 'starting',
 
-    share(): void {
-      if (state === 'shared' || state === 'closed') return;
-      state = 'shared';
-      clearInterval(retrying);
-      onShared(true);
-      logger.info(
-        everShared
-          ? 'Redis answers again: rate limits are shared by the instances again'
-          : 'rate limits count in Redis, shared by every instance using it',
-      );
-      everShared = true;
-    },
-
-    alone(reason: string): void {
-      if (state === 'alone' || state === 'closed') return;
-      state = 'alone';
-      onShared(false);
-      logger.warn({ reason }, 'Redis does not answer: each instance counts rate limits alone until it does');
-      retrying = setInterval(probe, REDIS_RETRY_MS).unref();
+    /** Shared when the client is ready (now, or on each reconnect); alone when it fails or never answers. */
+    follow(client: Redis): void {
+      client.on('ready', share);
+      client.on('error', (error: Error) => alone(error.message));
+      client.on('close', () => alone('connection closed'));
+      // A Redis that takes the connection but never answers (frozen) raises no error: say so all the same.
+      const startingFor = 2 * REDIS_RETRY_MS;
+      const silent = () => state === 'starting' && alone(`no answer within ${startingFor} ms of starting`);
+      setTimeout(silent, startingFor).unref();
+      // It may have connected while RateLimiterRedis loaded: its `ready` event is then past.
+      if (client.status === 'ready') share();
     },
 
     close(): void {
@@ -57,48 +131,6 @@ function createRedisSharing({ logger, onShared, probe }: RedisSharingOptions) {
       clearInterval(retrying);
     },
   };
-  return sharing;
-}
-
-type RedisSharing = ReturnType<typeof createRedisSharing>;
-
-interface RedisConnection {
-  client: Redis;
-  /** A spec's counter in Redis (SharedLimiter falls back to its local count on any error). */
-  counter(spec: LimiterSpec): RateLimiterRedis;
-}
-
-/**
- * Loads the Redis client and RateLimiterRedis (only now, since REDIS_URL is set)
- * and connects in the background; undefined when the store closed meanwhile.
- */
-async function connectRedis(url: string, sharing: RedisSharing): Promise<RedisConnection | undefined> {
-  const [client, { default: RateLimiterRedisClass }] = await Promise.all([
-    // Every command answers within the deadline or fails, and its check is counted in memory instead.
-    createRedisClient(url, { commandTimeout: REDIS_DEADLINE_MS, connectionName: 'petstore-gateway' }),
-    import('rate-limiter-flexible/lib/RateLimiterRedis.js'),
-  ]);
-  if (sharing.isClosed()) {
-    client.disconnect();
-    return undefined;
-  }
-  client.on('ready', sharing.share);
-  client.on('error', (error: Error) => sharing.alone(error.message));
-  client.on('close', () => sharing.alone('connection closed'));
-  // A Redis that takes the connection but never answers (frozen) raises no error: say so all the same.
-  const startingFor = 2 * REDIS_RETRY_MS;
-  setTimeout(
-    () => sharing.isStarting() && sharing.alone(`no answer within ${startingFor} ms of starting`),
-    startingFor,
-  ).unref();
-  const counter = (spec: LimiterSpec) =>
-    new RateLimiterRedisClass({
-      ...spec,
-      keyPrefix: `${KEY_PREFIX}${spec.keyPrefix}`,
-      storeClient: client,
-      rejectIfRedisNotReady: true,
-    });
-  return { client, counter };
 }
 
 export interface RedisLimiterStoreOptions {
@@ -111,12 +143,6 @@ export interface RedisLimiterStoreOptions {
   onFallback: () => void;
 }
 
-export interface RedisLimiterStore {
-  store: LimiterStore;
-  /** Stops asking and disconnects (after the drain: requests from then on count in memory). */
-  close(): Promise<void>;
-}
-
 /**
  * Counters in Redis, shared by every instance using it, with this instance's memory as the fallback.
  * Nothing waits for Redis: the client connects in the background (the service starts counting in
@@ -124,19 +150,16 @@ export interface RedisLimiterStore {
  * The first failure switches every counter to memory (one warning); from then on requests never
  * touch Redis, and a probe asks it every REDIS_RETRY_MS (the reconnect does the same) until it
  * answers (one info line). In memory each instance allows its share of every limit (the limit over
- * the instances last counted in Redis, fleet-size.ts), so a stall does not multiply a key's limit.
+ * the instances last counted in Redis), so a stall does not multiply a key's limit.
  */
-export function createRedisLimiterStore({
-  url,
-  logger,
-  onShared,
-  onFallback,
-}: RedisLimiterStoreOptions): RedisLimiterStore {
-  let connection: (RedisConnection & { probe: RateLimiterRedis }) | undefined;
+export function createRedisLimiterStore({ url, logger, onShared, onFallback }: RedisLimiterStoreOptions) {
+  let connection:
+    | { client: Redis; counter: (spec: LimiterSpec) => RateLimiterRedis; probe: RateLimiterRedis }
+    | undefined;
   let loading: Promise<void> | undefined;
   const pending: [SharedLimiter, LimiterSpec][] = [];
-  const sharing = createRedisSharing({ logger, onShared, probe });
-  const fleet = createFleetSize(`${KEY_PREFIX}instances`, logger);
+  const sharing = createRedisSharing(logger, onShared, probe);
+  const fleet = createFleetSize(logger);
 
   // A frozen Redis, or one cut off by the network, keeps its connection and emits nothing: ask it,
   // with the command the limits use (a Redis that answers PING could still refuse scripts).
@@ -152,13 +175,29 @@ export function createRedisLimiterStore({
     sharing.alone(status === 'ready' ? `no answer within ${REDIS_DEADLINE_MS} ms` : `connection ${status}`);
   }
 
+  // Loads the client and RateLimiterRedis only now (REDIS_URL is set), and connects in the background.
   async function load(): Promise<void> {
-    const connected = await connectRedis(url, sharing);
-    if (!connected) return;
-    const probeLimiter = connected.counter({ keyPrefix: 'probe', points: Number.MAX_SAFE_INTEGER, duration: 1 });
-    connection = { ...connected, probe: probeLimiter };
-    for (const [limiter, spec] of pending.splice(0)) limiter.redis = connected.counter(spec);
-    fleet.join(connected.client);
+    const [client, { default: RateLimiterRedisClass }] = await Promise.all([
+      createRedisClient(url, 'petstore-gateway'),
+      import('rate-limiter-flexible/lib/RateLimiterRedis.js'),
+    ]);
+    if (sharing.isClosed()) return client.disconnect();
+    // A failing command (the deadline included) is counted in memory instead (SharedLimiter).
+    const counter = (spec: LimiterSpec) =>
+      new RateLimiterRedisClass({
+        ...spec,
+        keyPrefix: `${KEY_PREFIX}${spec.keyPrefix}`,
+        storeClient: client,
+        rejectIfRedisNotReady: true,
+      });
+    connection = {
+      client,
+      counter,
+      probe: counter({ keyPrefix: 'probe', points: Number.MAX_SAFE_INTEGER, duration: 1 }),
+    };
+    for (const [limiter, spec] of pending.splice(0)) limiter.redis = counter(spec);
+    fleet.join(client);
+    sharing.follow(client);
   }
 
   const store: LimiterStore = (spec) => {
@@ -176,11 +215,12 @@ export function createRedisLimiterStore({
 
   return {
     store,
-    async close() {
+    /** Stops asking and disconnects (after the drain: requests from then on count in memory). */
+    async close(): Promise<void> {
       sharing.close();
       await loading;
       await fleet.leave();
-      connection?.client.disconnect();
+      if (connection) await closeRedisClient(connection.client);
     },
   };
 }

@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createRedisClient, REDIS_KEY_PREFIX, REDIS_RETRY_MS } from '../redis/client.ts';
+import { closeRedisClient, createRedisClient, REDIS_KEY_PREFIX, REDIS_RETRY_MS } from '../redis/client.ts';
 import { createChangeListeners, type PetChanges } from './pet-changes.ts';
 
 /** Other applications may share the Redis. */
 export const DEFAULT_PET_CHANGES_CHANNEL = `${REDIS_KEY_PREFIX}pets-changed`;
-/** A publish unanswered this long means a frozen or cut-off Redis: the connection is started again. */
-const PUBLISH_DEADLINE_MS = 1_000;
-/** The longest close() waits for Redis to take its QUIT before cutting the connections. */
-const QUIT_DEADLINE_MS = 500;
 interface Connections {
   publisher: Redis;
   subscriber: Redis;
@@ -56,15 +51,15 @@ export function createRedisPetChanges(options: { url: string; logger: Logger; ch
     }
     publishing = true;
     const { publisher } = connections;
-    const stuck = setTimeout(() => {
-      log.trouble(`no answer to a publish within ${PUBLISH_DEADLINE_MS} ms`);
-      publisher.disconnect(true); // rejects the publish in flight, then reconnects
-    }, PUBLISH_DEADLINE_MS).unref();
     publisher
       .publish(channel, self)
-      .then(log.fine, (error: Error) => log.trouble(error.message))
+      .then(log.fine, (error: Error) => {
+        log.trouble(error.message);
+        // Past the deadline Redis is frozen or cut off: start the connection again rather than let
+        // unanswered publishes pile up on it (until it is back, each fails at once).
+        if (publisher.status === 'ready') publisher.disconnect(true);
+      })
       .finally(() => {
-        clearTimeout(stuck);
         publishing = false;
         if (again) {
           again = false;
@@ -108,8 +103,8 @@ interface ConnectOptions {
 /** Both connections: a subscribed one can publish nothing. */
 async function connect({ url, channel, self, log, tell }: ConnectOptions): Promise<Connections> {
   const [publisher, subscriber] = await Promise.all([
-    createRedisClient(url, { connectionName: 'petstore-gateway-pet-changes' }),
-    createRedisClient(url, { connectionName: 'petstore-gateway-pet-changes' }),
+    createRedisClient(url, 'petstore-gateway-pet-changes'),
+    createRedisClient(url, 'petstore-gateway-pet-changes'),
   ]);
   for (const client of [publisher, subscriber]) client.on('error', (error: Error) => log.trouble(error.message));
   // Our own message coming back would only cost one look more: skip it all the same.
@@ -133,12 +128,7 @@ async function connect({ url, channel, self, log, tell }: ConnectOptions): Promi
   return { publisher, subscriber };
 }
 
-/** QUIT where Redis answers in time, then cut whatever is left. */
+/** Both connections closed, each within the command deadline. */
 async function disconnect({ publisher, subscriber }: Connections): Promise<void> {
-  await Promise.all(
-    [publisher, subscriber].map(async (client) => {
-      await Promise.race([client.quit().catch(() => {}), sleep(QUIT_DEADLINE_MS, undefined, { ref: false })]);
-      client.disconnect();
-    }),
-  );
+  await Promise.all([closeRedisClient(publisher), closeRedisClient(subscriber)]);
 }
