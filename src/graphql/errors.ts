@@ -1,10 +1,10 @@
 import { createGraphQLError } from '@graphql-tools/utils';
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import {
   ClientGoneError,
   CorruptPetError,
   DatabaseUnavailableError,
-  type DomainError,
+  DomainError,
   IdempotencyKeyInUseError,
   IdempotencyKeyReusedError,
   InvalidIdempotencyKeyError,
@@ -110,3 +110,49 @@ export function fromDomainError(error: DomainError): GraphQLError {
   }
   return unexpectedError();
 }
+
+/** Errors one GraphQL answer carries at most, before one "too many errors" entry (graphql-js's validation default is 100). */
+export const MAX_ERRORS = 50;
+
+/** The code of the entry that stands for the errors left out. */
+export const TOO_MANY_ERRORS = 'TOO_MANY_ERRORS';
+
+/** The entry that stands for the errors left out; the status stays the one the others set. */
+export function tooManyErrors(): GraphQLError {
+  return createGraphQLError(`Too many errors: only the first ${MAX_ERRORS} are reported`, {
+    extensions: { code: TOO_MANY_ERRORS },
+  });
+}
+
+/** At most MAX_ERRORS errors, then tooManyErrors(): an answer never grows with what a client sent. */
+export function capErrors<R extends { errors?: readonly GraphQLError[] }>(result: R): R {
+  const { errors } = result;
+  if (!errors || errors.length <= MAX_ERRORS) return result;
+  return { ...result, errors: [...errors.slice(0, MAX_ERRORS), tooManyErrors()] };
+}
+
+/** The error a resolver threw, under the GraphQLError graphql-js wrapped it in. */
+export function rootCause(error: unknown): unknown {
+  let current = error;
+  while (current instanceof Error && 'originalError' in current && current.originalError)
+    current = current.originalError;
+  return current;
+}
+
+/** A GraphQLError all the way down: ours (zod rules, variables) or graphql-js's own, never a wrapped throw. */
+export function isOwnGraphQLError(error: unknown): error is GraphQLError {
+  if (!(error instanceof GraphQLError)) return false;
+  return error.originalError == null || isOwnGraphQLError(error.originalError);
+}
+
+/**
+ * Our own GraphQLErrors pass as they are; domain errors get their code and status; everything else
+ * is a bug, masked as "Unexpected error.". The error log has logged each one already (error-log.ts).
+ */
+export const maskError = (error: unknown): GraphQLError => {
+  if (!(error instanceof Error)) return unexpectedError();
+  if (isOwnGraphQLError(error)) return error;
+  const cause = rootCause(error);
+  if (cause instanceof DomainError) return fromDomainError(cause);
+  return unexpectedError();
+};
