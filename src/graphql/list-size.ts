@@ -1,4 +1,3 @@
-import { createGraphQLError } from '@graphql-tools/utils';
 import {
   type DocumentNode,
   type FieldNode,
@@ -20,7 +19,7 @@ import type { Plugin } from 'graphql-yoga';
 import { LIST_LIMIT } from '../pets/pet.ts';
 import { listLimitRule } from '../pets/pet-rules.ts';
 import { fragmentsOf, perFragment } from './document-walk.ts';
-import { badUserInput } from './errors.ts';
+import { badUserInput, codedError } from './errors.ts';
 
 /** A list field's size declaration, after the cost spec's `@listSize(slicingArguments:)`. */
 interface ListSize {
@@ -151,10 +150,12 @@ function measure(schema: GraphQLSchema, prepared: Prepared, variables: Walk['var
 }
 
 export function queryTooLarge(items: number, maxItems: number): GraphQLError {
-  return createGraphQLError(
+  return codedError(
     `This operation asks for up to ${items} pets; one operation may ask for at most ${maxItems} ` +
       '(the sum of pets(limit:) and petsConnection(first:) over every field, alias and fragment)',
-    { extensions: { code: 'QUERY_TOO_LARGE', items, maxItems, http: { status: 400, spec: true } } },
+    'QUERY_TOO_LARGE',
+    { status: 400, spec: true },
+    { items, maxItems },
   );
 }
 

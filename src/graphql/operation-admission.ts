@@ -1,10 +1,9 @@
-import { createGraphQLError } from '@graphql-tools/utils';
 import { type DocumentNode, type FieldNode, type GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import type { Context, ExecutionExchange } from '../context.ts';
 import { rootFieldsOf } from './document-walk.ts';
-import { ErrorCode } from './errors.ts';
+import { codedError, ErrorCode } from './errors.ts';
 
 /** What an operation needs before it may run: a scope (none: any key) and its price in rate-limit points. */
 export interface OperationPrice {
@@ -71,13 +70,11 @@ export function priceOf(document: DocumentNode, operationName?: string | null): 
 
 /** Not a request error: the key is known and lacks the scope, on both media types (as a 401 or 429 is). */
 function forbidden(scope: Scope): GraphQLError {
-  return createGraphQLError(missingScopeMessage(scope), {
-    extensions: { code: ErrorCode.FORBIDDEN, scope, http: { status: 403 } },
-  });
+  return codedError(missingScopeMessage(scope), ErrorCode.FORBIDDEN, { status: 403 }, { scope });
 }
 
 function rateLimited({ message, headers }: ChargeRefusal): GraphQLError {
-  return createGraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, http: { status: 429, headers } } });
+  return codedError(message, ErrorCode.RATE_LIMITED, { status: 429, headers });
 }
 
 export type Admission = GraphQLError | undefined | Promise<GraphQLError | undefined>;

@@ -1,4 +1,3 @@
-import { createGraphQLError } from '@graphql-tools/utils';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { GraphQLError } from 'graphql';
 import type { GraphQLParams, OnParamsEventPayload, Plugin } from 'graphql-yoga';
@@ -8,7 +7,7 @@ import { documentIdOf, normalizeDocumentId } from '../documents/document-id.ts';
 import type { PublishedDocuments } from '../documents/published-documents.ts';
 import type { DocumentRefusal, Metrics } from '../metrics/metrics.ts';
 import { automaticPersistedQueryHash, createAutomaticPersistedQueries } from './automatic-persisted-queries.ts';
-import { ErrorCode } from './errors.ts';
+import { codedError, ErrorCode } from './errors.ts';
 import { operationOf } from './operation-metrics.ts';
 
 /** TRUSTED_DOCUMENTS: who may send documents of their own. Published ids are accepted in every mode. */
@@ -24,21 +23,22 @@ const MAX_LOGGED = 1_000;
  */
 const refusals: Record<DocumentRefusal, () => GraphQLError> = {
   id_required: () =>
-    createGraphQLError(
+    codedError(
       'This API key may run only published documents: send the "documentId" (sha256:<hex>) of a published document instead of a "query"',
-      { extensions: { code: ErrorCode.PERSISTED_QUERY_ID_REQUIRED, http: { status: 403, spec: true } } },
+      ErrorCode.PERSISTED_QUERY_ID_REQUIRED,
+      { status: 403, spec: true },
     ),
   not_in_list: () =>
-    createGraphQLError(
+    codedError(
       'No published document has this id: ids are "sha256:" and the 64 hex digits of the SHA-256 of a document published with `npm run documents -- publish`',
-      { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_IN_LIST, http: { status: 400, spec: true } } },
+      ErrorCode.PERSISTED_QUERY_NOT_IN_LIST,
+      { status: 400, spec: true },
     ),
   document_and_id: () =>
-    createGraphQLError(
+    codedError(
       'Send either a "query" or a published document\'s id ("documentId" or extensions.persistedQuery), not both',
-      {
-        extensions: { code: ErrorCode.CANNOT_SEND_PQ_ID_AND_BODY, http: { status: 400, spec: true } },
-      },
+      ErrorCode.CANNOT_SEND_PQ_ID_AND_BODY,
+      { status: 400, spec: true },
     ),
 };
 
@@ -83,15 +83,13 @@ function createDocumentRefusals(options: { documents: PublishedDocuments; metric
 type DocumentRefusals = ReturnType<typeof createDocumentRefusals>;
 
 /** Not a well-formed GraphQL-over-HTTP request, so 400 whatever the media type (as Yoga answers it). */
-const nothingSent = () =>
-  createGraphQLError('Send a GraphQL document as "query", or a published document\'s id as "documentId"', {
-    extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } },
-  });
+const nothingSent = () => {
+  const message = 'Send a GraphQL document as "query", or a published document\'s id as "documentId"';
+  return codedError(message, ErrorCode.BAD_REQUEST, { status: 400 });
+};
 
 const notAString = () =>
-  createGraphQLError('"documentId" must be a string: "sha256:" and 64 hex digits', {
-    extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } },
-  });
+  codedError('"documentId" must be a string: "sha256:" and 64 hex digits', ErrorCode.BAD_REQUEST, { status: 400 });
 
 /** The gate's one rule for documents sent whole (the fast path asks it too): mode `off`, or a key allowed them. */
 export const maySendWholeDocuments = (mode: TrustedDocumentsMode, exchange: ExecutionExchange): boolean =>
