@@ -2,7 +2,7 @@ import { type DocumentNode, type FieldNode, type GraphQLError, getOperationAST }
 import type { Plugin } from 'graphql-yoga';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import type { Context, ExecutionExchange } from '../context.ts';
-import { rootFieldsOf } from './document-walk.ts';
+import { oncePerDocument, rootFieldsOf } from './document-walk.ts';
 import { codedError, ErrorCode } from './errors.ts';
 
 /** What an operation needs before it may run: a scope (none: any key) and its price in rate-limit points. */
@@ -34,7 +34,8 @@ export type ChargeExchange = (
 const isMetaField = ({ name }: FieldNode) => name.value.startsWith('__');
 const isIntrospection = (field: FieldNode) => isMetaField(field) && field.name.value !== '__typename';
 
-const prices = new WeakMap<DocumentNode, Map<string, OperationPrice>>();
+/** Each document's prices by operation name. */
+const pricesOf = oncePerDocument(() => new Map<string, OperationPrice>());
 
 /**
  * The price of the operation a request selects, worked out once per document and operation
@@ -45,7 +46,8 @@ const prices = new WeakMap<DocumentNode, Map<string, OperationPrice>>();
  */
 export function priceOf(document: DocumentNode, operationName?: string | null): OperationPrice | undefined {
   const key = operationName ?? '';
-  const known = prices.get(document)?.get(key);
+  const prices = pricesOf(document);
+  const known = prices.get(key);
   if (known) return known;
   const operation = getOperationAST(document, operationName);
   if (!operation) return undefined;
@@ -59,12 +61,7 @@ export function priceOf(document: DocumentNode, operationName?: string | null): 
     cost: Math.max(1, data + introspection),
     introspection: data === 0 && introspection > 0,
   };
-  let byName = prices.get(document);
-  if (!byName) {
-    byName = new Map();
-    prices.set(document, byName);
-  }
-  byName.set(key, price);
+  prices.set(key, price);
   return price;
 }
 
