@@ -43,9 +43,8 @@ import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openap
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
 import { createSubscriptions } from './subscriptions/subscriptions.ts';
-import { createWebSockets } from './subscriptions/websocket.ts';
+import { createWebSockets, type WebSocketsOptions } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
-import type { GraphQLFetch } from './subscriptions/websocket-operations.ts';
 import { createExecuteSpans } from './telemetry/graphql-spans.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
 
@@ -143,8 +142,8 @@ function createExecution(
       config.MAX_GRAPHQL_BODY_BYTES,
       fastPath,
     ),
-    /** Yoga's fetch handler, for operations over WebSocket: the same plugins as /graphql over HTTP. */
-    fetchGraphQL: yoga.fetch,
+    /** Yoga's envelop and plugins (their params hooks: trusted documents, APQ), for operations over WebSocket. */
+    envelop: { getEnveloped: yoga.getEnveloped, plugins: rules.flatMap((rule) => rule.yoga) },
     /** Settles once the published ids were read for the first time. */
     ready: documents.firstRead,
     close: async () => {
@@ -159,14 +158,14 @@ function createExecution(
 function createGraphQLWebSockets(
   { config, logger, metrics }: ServiceDependencies,
   parts: {
-    execution: { fetchGraphQL: GraphQLFetch };
+    execution: { envelop: Pick<WebSocketsOptions, 'getEnveloped' | 'plugins'> };
     keyCheck: AuthenticationOptions;
     cors: CorsPolicy | undefined;
     store: LimiterStore;
   },
 ) {
   return createWebSockets({
-    fetchGraphQL: parts.execution.fetchGraphQL,
+    ...parts.execution.envelop,
     checkKey: createKeyCheck(parts.keyCheck),
     ...{ metrics, logger, cors: parts.cors },
     accessLog: createAccessLog(logger),

@@ -2,6 +2,7 @@ import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from 
 import type { Context, ExecutionExchange, ServerContext } from '../context.ts';
 import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
 import { type CompiledOperation, compileOperation } from './compiled-operation.ts';
+import { maskError } from './errors.ts';
 import type { DirectStep } from './execution-rules.ts';
 
 export type { CompiledOperation } from './compiled-operation.ts';
@@ -64,10 +65,17 @@ export function createDirectExecution(options: DirectExecutionOptions) {
     run(operation: CompiledOperation, exchange: ExecutionExchange, variables: Variables): Result {
       const run = { operation, exchange, variables };
       const { spanAttributes } = operation;
-      return executeSpans && spanAttributes ? executeSpans.run(spanAttributes, () => execute(run, 0)) : execute(run, 0);
+      // The span sees what the resolvers threw; a client sees it masked, as Yoga masks after its plugins.
+      const result =
+        executeSpans && spanAttributes ? executeSpans.run(spanAttributes, () => execute(run, 0)) : execute(run, 0);
+      return result instanceof Promise ? result.then(masked) : masked(result);
     },
   };
 }
+
+/** maskError, as Yoga's maskedErrors applies it (graphql-http/yoga.ts): stack traces never reach a client. */
+const masked = (result: ExecutionResult): ExecutionResult =>
+  result.errors?.length ? { ...result, errors: result.errors.map(maskError) } : result;
 
 interface Run {
   operation: CompiledOperation;

@@ -3,7 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { ServerContext } from '../context.ts';
 import { ClientGoneError, DomainError, StorageFullError } from '../errors.ts';
-import { isOwnGraphQLError, maskError, rootCause } from './errors.ts';
+import { isOwnGraphQLError, rootCause } from './errors.ts';
 import type { ExecutionHooks } from './execution-hooks.ts';
 
 /** A full store fails every write alike: one line this often says so, with how many failed since. */
@@ -67,11 +67,10 @@ export function createErrorLog(logger: Logger, now: () => number = Date.now) {
   return {
     plugin,
     log,
-    /** The direct execution's half: what a client may see, each error a resolver threw logged once, then masked. */
-    masked(result: ExecutionResult, reqId: string): ExecutionResult {
-      if (!result.errors?.length) return result;
-      logResultErrors(result.errors, reqId);
-      return { ...result, errors: result.errors.map(maskError) };
+    /** The direct execution's half: each error a resolver threw, logged once (masking comes after). */
+    logged(result: ExecutionResult, reqId: string): ExecutionResult {
+      if (result.errors?.length) logResultErrors(result.errors, reqId);
+      return result;
     },
     /** Whether this error was logged here already (Yoga reports each error it masks once more). */
     wasLogged: (error: unknown): boolean => {

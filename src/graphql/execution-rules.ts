@@ -122,10 +122,11 @@ const RULES: readonly RuleDeclaration[] = [
     yogaOnly: 'while tracing every GraphQL request goes through Yoga; REST opens its execute span itself',
   },
   {
-    // Before Yoga's masking (it comes after every plugin): it sees what the resolvers threw.
-    name: 'error log and masking',
+    // Before the masking (Yoga's maskedErrors, and the direct execution's, after every rule): it sees
+    // what the resolvers threw.
+    name: 'error log',
     yoga: ({ errorLog }) => [errorLog.plugin],
-    direct: ({ errorLog }) => ({ settle: (result, _operation, _variables, { id }) => errorLog.masked(result, id) }),
+    direct: ({ errorLog }) => ({ settle: (result, _operation, _variables, { id }) => errorLog.logged(result, id) }),
   },
   {
     name: 'query limits',

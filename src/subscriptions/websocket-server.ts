@@ -1,0 +1,255 @@
+import type { IncomingMessage } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type ExecutionArgs, type ExecutionResult, type GraphQLError, getOperationAST } from 'graphql';
+import type { OperationResult, SubscribePayload } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import {
+  createGraphQLError,
+  finalAsyncIterator,
+  type GraphQLParams,
+  isAsyncIterable,
+  type OnParamsEventPayload,
+} from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { ServerContext } from '../context.ts';
+import type { AccessLog } from '../edge/access-log.ts';
+import type { KeyCheck, KeyedExchange } from '../edge/authenticate.ts';
+import { maskError } from '../graphql/errors.ts';
+import { GRAPHQL_ENDPOINT, type GraphQLServer } from '../graphql-http/yoga.ts';
+import type { KeyGone } from '../http/stream-outcomes.ts';
+import { CloseCode, endSocket, onSocketEnd } from './websocket-close.ts';
+import { WebSocketOperation } from './websocket-operation.ts';
+
+export interface TransportOptions {
+  /** Yoga's envelop (its plugins, parse, validate, execute, subscribe): the same rules as /graphql over HTTP. */
+  getEnveloped: GraphQLServer['getEnveloped'];
+  /** Yoga's plugins: their params hooks (trusted documents, persisted queries), which getEnveloped does not run. */
+  plugins: readonly { onParams?: unknown }[];
+  /** The edge's key check: at `connection_init`, and again for each operation (a revoked key stops at once). */
+  checkKey: (exchange: KeyedExchange, authorization: string | null) => KeyCheck;
+  accessLog: AccessLog;
+  logger: Logger;
+  /** Largest message taken (MAX_GRAPHQL_BODY_BYTES, as for a POST): ws closes with 1009 beyond it. */
+  maxPayloadBytes: number;
+  /** How often each socket is pinged; one that has not answered a ping by the next is cut. */
+  pingMs: number;
+  /** Acknowledged connections per key (MAX_SUBSCRIPTIONS_PER_KEY) and open sockets (MAX_SUBSCRIPTIONS) on this instance. */
+  limits: { maxPerKey: number; maxTotal: number };
+}
+
+/** An open socket: its upgrade request, and the key its connection_init authenticated. */
+interface Connection {
+  request: IncomingMessage;
+  /** Its connection_init came: the socket leaves its address's share of waiting sockets (websocket-admission.ts). */
+  initialised: () => void;
+  /** Each operation checks `authorization` again; `id` counts the key's connections. */
+  key?: { id: string; authorization: string };
+}
+
+/** What Yoga's hooks read of a request: the exchange (the edge's, over HTTP), the request, its params. */
+type YogaContext = ServerContext & { request: Request; params: GraphQLParams };
+type ParamsHook = (payload: OnParamsEventPayload<YogaContext>) => unknown;
+
+const MISSING_KEY = 'An API key is required: send connectionParams {"Authorization": "Bearer <API_KEY>"}';
+
+/** Yoga's hooks read the request's method (a mutation by GET is refused): an operation over a socket is sent. */
+const SENT = new Request(`http://websocket.invalid${GRAPHQL_ENDPOINT}`, { method: 'POST' });
+
+/** A close reason is at most 123 bytes (RFC 6455 §5.5). */
+const closeReason = (text: string) =>
+  Buffer.from(text)
+    .subarray(0, 123)
+    .toString()
+    .replace(/\uFFFD$/, '');
+
+/** The key from connectionParams (`Authorization`, as browsers cannot send the header), own properties only. */
+function authorizationOf(params: Readonly<Record<string, unknown>> | undefined): string | null {
+  if (!params) return null;
+  const value = Object.hasOwn(params, 'Authorization') ? params.Authorization : params.authorization;
+  return typeof value === 'string' ? value : null;
+}
+
+/** The status HTTP would answer, for the access log: as Yoga's, the highest an error asks for, else 200. */
+const statusOf = (errors: readonly GraphQLError[] = []) =>
+  Math.max(200, ...errors.map((error) => (error.extensions.http as { status?: number } | undefined)?.status ?? 0));
+
+/** An error as Yoga writes it: without the extensions only HTTP reads. */
+function formatted(error: GraphQLError) {
+  const { http: _http, unexpected: _unexpected, ...extensions } = error.extensions;
+  const { extensions: _all, ...rest } = error.toJSON();
+  return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
+}
+
+/** graphql-ws runs execute or subscribe on what onSubscribe returned: the operation ran there, its result is handed on. */
+const ranAlready = ({ rootValue }: ExecutionArgs) => rootValue as OperationResult;
+
+/**
+ * GraphQL over WebSocket by graphql-ws's own server (useServer) on Yoga's envelop, loaded with ws on
+ * the first upgrade. `connection_init` runs the edge's key check on connectionParams; each subscribe
+ * runs it again on the connection's key (one point, and a key revoked, expired or narrowed since is
+ * seen at once), then Yoga's params hooks (trusted documents, persisted queries: getEnveloped does
+ * not run them) and its envelop, as Yoga's graphql-ws example does. One access-log line per
+ * operation at its end, and one per refused connection.
+ */
+export function createTransport(options: TransportOptions) {
+  const { getEnveloped, checkKey, accessLog, logger } = options;
+  const paramsHooks = (options.plugins as { onParams?: ParamsHook }[]).flatMap((plugin) => plugin.onParams ?? []);
+  const { maxPerKey, maxTotal } = options.limits;
+  /**
+   * The open sockets, and the acknowledged ones per key, so that neither a key nor the instance holds
+   * sockets without bound (those not acknowledged yet are the admission's). A socket leaves as the server closes it.
+   */
+  const sockets = new Map<WebSocket, Connection>();
+  const perKey = new Map<string, Set<WebSocket>>();
+  /** Operations under way, on every socket: each ends with its socket, whatever graphql-ws still knows of it. */
+  const open = new Set<WebSocketOperation>();
+
+  /** Ends the operation once, however it ends: its own end, a refusal, a throw, or its socket's end. */
+  function finish(operation: WebSocketOperation): void {
+    if (!open.delete(operation)) return;
+    operation.close();
+    accessLog(operation, performance.now());
+  }
+
+  /** connection_init: the key, then the key's connection count; a refusal closes with its reason (final for graphql-ws clients). */
+  async function admit(socket: WebSocket, params?: Readonly<Record<string, unknown>>) {
+    const connection = sockets.get(socket);
+    connection?.initialised();
+    if (!connection || socket.readyState !== socket.OPEN) return false;
+    const attempt = new WebSocketOperation(connection.request);
+    const authorization = authorizationOf(params);
+    const checked = await checkKey(attempt, authorization);
+    const held = perKey.get(attempt.keyId) ?? new Set<WebSocket>();
+    if (checked === true && held.size < maxPerKey && sockets.has(socket)) {
+      perKey.set(attempt.keyId, held.add(socket));
+      connection.key = { id: attempt.keyId, authorization: authorization ?? '' };
+      return true;
+    }
+    const tooMany = `Too many WebSocket connections for this API key (${maxPerKey} on this instance): send several operations over one`;
+    const { status, message } = checked === true ? { status: 429, message: tooMany } : checked.error;
+    attempt.res.statusCode = status;
+    accessLog(attempt, performance.now());
+    const code = status === 401 ? CloseCode.Unauthorized : CloseCode.TooManyInitialisationRequests;
+    endSocket(socket, code, closeReason(status === 401 && !authorization ? MISSING_KEY : message));
+    return false;
+  }
+
+  /** The key checked again, Yoga's params hooks, then its envelop: the result and the arguments it ran with. */
+  async function execute(operation: WebSocketOperation, authorization: string, payload: SubscribePayload) {
+    const checked = await checkKey(operation, authorization);
+    if (checked !== true) {
+      const { message, code, status } = checked.error;
+      return { result: { errors: [createGraphQLError(message, { extensions: { code, http: { status } } })] } };
+    }
+    // graphql-ws requires a `query` string: an id alone comes with ''.
+    const { query, ...rest } = payload;
+    const context = { exchange: operation, request: SENT, params: (query === '' ? rest : payload) as GraphQLParams };
+    const setParams = (params: GraphQLParams) => Object.assign(context, { params });
+    for (const hook of paramsHooks) await hook({ params: context.params, request: SENT, setParams, context } as never);
+    const { params } = context;
+    const enveloped = getEnveloped(context);
+    const document = enveloped.parse(params.query);
+    const errors = enveloped.validate(enveloped.schema, document);
+    if (errors.length > 0) return { result: { errors } };
+    const { operationName, variables: variableValues } = params;
+    const contextValue = await enveloped.contextFactory();
+    const args = { schema: enveloped.schema, document, operationName, variableValues, contextValue };
+    const subscription = getOperationAST(document, operationName)?.operation === 'subscription';
+    return { args, result: (await (subscription ? enveloped.subscribe : enveloped.execute)(args)) as OperationResult };
+  }
+
+  /**
+   * One subscribe, run here so that a refusal (errors without `data`: the operation never ran, GraphQL
+   * spec §7.1.2) is graphql-ws's `error`; a stream ends the operation when it ends.
+   */
+  async function run(socket: WebSocket, { request, key }: Connection, payload: SubscribePayload) {
+    const operation = new WebSocketOperation(request);
+    open.add(operation);
+    const { args, result } = await execute(operation, key?.authorization ?? '', payload).catch((error) => {
+      const masked = maskError(error);
+      if (masked !== error)
+        logger.error({ err: error, reqId: operation.id }, 'a GraphQL operation over WebSocket failed');
+      return { args: undefined, result: { errors: [masked] } };
+    });
+    if (args && isAsyncIterable(result)) {
+      operation.res.statusCode = 200;
+      return { ...args, rootValue: finalAsyncIterator(result, () => finish(operation)) };
+    }
+    const { errors = [] } = result as ExecutionResult;
+    operation.res.statusCode = statusOf(errors);
+    finish(operation);
+    // A key gone since (follow-pets.ts asks again): closed once its `error` went out, as a refused key is.
+    const message = closeReason(errors[0]?.message ?? '');
+    if (operation.res.statusCode === 401) setImmediate(() => endSocket(socket, CloseCode.Unauthorized, message));
+    return args && 'data' in (result as ExecutionResult) ? { ...args, rootValue: result } : errors;
+  }
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes });
+  const server = useServer<Record<string, unknown> | undefined>(
+    {
+      isProd: true,
+      // The admission cuts a socket still waiting for connection_init (websocket-admission.ts).
+      connectionInitWaitTimeout: 0,
+      onConnect: ({ extra, connectionParams }) => admit(extra.socket, connectionParams),
+      // What the peer sends once the server closed the socket starts nothing.
+      onSubscribe: ({ extra: { socket } }, _id, payload) => {
+        const connection = sockets.get(socket);
+        return connection ? run(socket, connection, payload) : [createGraphQLError('The socket is closing')];
+      },
+      execute: ranAlready,
+      subscribe: ranAlready,
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors && { ...result, errors: result.errors.map(formatted) },
+      onError: (_ctx, _id, _payload, errors) => errors.map(formatted),
+    },
+    wss,
+    options.pingMs,
+  );
+
+  return {
+    wss,
+    /** Whether another upgrade is taken: none past the instance's sockets (503). */
+    full: () => sockets.size >= maxTotal,
+    /** A socket the upgrade opened, handed to graphql-ws: what it holds is released as the server closes it. */
+    serve(socket: WebSocket, request: IncomingMessage, initialised: () => void): void {
+      const connection: Connection = { request, initialised };
+      sockets.set(socket, connection);
+      const close = socket.close.bind(socket);
+      // graphql-ws closes by ws's close(): released at once, not at the peer's answer (websocket-close.ts).
+      socket.close = (code, reason) => {
+        close(code, reason);
+        endSocket(socket, code ?? 1000, String(reason ?? ''));
+      };
+      // Replies waiting for a peer that does not read (graphql-ws answers each ping, even before
+      // connection_init) are bounded: past twice the largest message, the socket is cut.
+      socket.on('message', () => socket.bufferedAmount > 2 * options.maxPayloadBytes && socket.terminate());
+      wss.emit('connection', socket, request);
+      // useServer writes a socket's error with console.error: an oversized message or a bad frame, which ws closes itself.
+      socket
+        .removeAllListeners('error')
+        .on('error', (error) => logger.info({ err: error }, 'GraphQL WebSocket closed on a protocol error'));
+      onSocketEnd(socket, () => {
+        sockets.delete(socket);
+        const keyId = connection.key?.id ?? '';
+        if (perKey.get(keyId)?.delete(socket) && perKey.get(keyId)?.size === 0) perKey.delete(keyId);
+        for (const operation of open) if (operation.req === request) finish(operation);
+      });
+    },
+    /** The key is no longer valid: each of its connections closes with 4401 (final for graphql-ws clients). */
+    endKey(keyId: string, why: KeyGone): void {
+      const reason = why === 'expired' ? 'The API key expired' : 'The API key was revoked';
+      for (const socket of [...(perKey.get(keyId) ?? [])]) endSocket(socket, CloseCode.Unauthorized, reason);
+    },
+    /** Settles once every operation under way has ended, or after `deadlineMs`. */
+    ended: (deadlineMs: number) =>
+      Promise.race([
+        Promise.all([...open].map((operation) => new Promise<void>((done) => operation.whenClosed(done)))),
+        delay(deadlineMs, undefined, { ref: false }),
+      ]),
+    /** Closes each socket with 1001 (cut after a grace if its peer does not answer); settles when none is left. */
+    goAway: server.dispose,
+  };
+}
+
+export type Transport = ReturnType<typeof createTransport>;
