@@ -12,6 +12,7 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../src/config.ts';
+import { startFlags } from '../test/support/start-flags.ts';
 import type { AlternateServerConfig } from './alternate-server.ts';
 import { SERVICE_UNDER_TEST_FLAGS, waitFor } from './child.ts';
 import { checkOnce, load } from './measure.ts';
@@ -56,7 +57,7 @@ const config: AlternateServerConfig = { levels, apiKey, seedPets: SEEDED };
 /** One measurement in a new servers process: each level's µs per request over all its runs. */
 async function measure(): Promise<number[]> {
   const child = fork('bench/alternate-server.ts', [JSON.stringify(config)], {
-    execArgv: [...SERVICE_UNDER_TEST_FLAGS, '--max-semi-space-size=8'],
+    execArgv: [...startFlags(), ...SERVICE_UNDER_TEST_FLAGS],
   });
   try {
     const urls = await waitFor(

@@ -1,8 +1,8 @@
 // The memory target: RSS of the service process (compiled, with npm start's flags, its embedded
 // FerretDB running in another process) idle after 1,000 requests, beside a bare node:http process
 // answering the same number of requests: the floor any Node service starts from. Read right after
-// the requests and after 30 s idle: V8's memory reducer gives pages back only once allocation has
-// been quiet for several seconds (measured here: 111 MB at 10 s, 92 MB at 20 s).
+// the requests and after 30 s idle, the reading judged: V8's memory reducer gives pages back only
+// once allocation has been quiet for several seconds (docs/benchmarks.md#memory).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +15,7 @@ const REQUESTS = 1_000;
 const CONCURRENCY = 10;
 const JUST_AFTER_MS = 2_000;
 const IDLE_MS = 30_000;
-export const RSS_BUDGET_MB = 110;
+export const RSS_BUDGET_MB = 100;
 
 const FLOOR_SERVER = `
   const server = require('node:http').createServer((req, res) => {

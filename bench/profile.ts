@@ -11,6 +11,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../src/config.ts';
+import { startFlags } from '../test/support/start-flags.ts';
 import { SERVICE_UNDER_TEST_FLAGS, waitFor } from './child.ts';
 import { checkOnce, load } from './measure.ts';
 import { formatReport, reportProfile } from './profile-report.ts';
@@ -66,7 +67,7 @@ const config: ProfileServerConfig = {
   seedPets: SEEDED,
 };
 const child = fork('bench/profile-server.ts', [JSON.stringify(config)], {
-  execArgv: [...SERVICE_UNDER_TEST_FLAGS, '--max-semi-space-size=8', '--cpu-prof', `--cpu-prof-dir=${directory}`],
+  execArgv: [...startFlags(), ...SERVICE_UNDER_TEST_FLAGS, '--cpu-prof', `--cpu-prof-dir=${directory}`],
 });
 try {
   const { url } = await nextMessage<{ url: string }>(child, 'ready', READY_WITHIN_MS);

@@ -2,9 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { type Config, loadConfig } from './config.ts';
-import { type EmbeddedDatabase, startEmbeddedDatabase } from './db/embedded.ts';
+import type { EmbeddedDatabase } from './db/embedded.ts';
 import { connectDatabase, type Database } from './db/mongo.ts';
-import { warnWhenEmbeddedStoreIsLarge } from './db/store-size-warning.ts';
 import { acceptUpgrades, drainHttpServer } from './http/server.ts';
 import { listen } from './listen.ts';
 import { createLogger } from './logger.ts';
@@ -114,6 +113,8 @@ async function withDevelopmentKey(stores: Stores): Promise<{ config: Config; dev
 async function databaseUri(): Promise<string> {
   if (config.MONGODB_URI) return config.MONGODB_URI;
   const started = Date.now();
+  // Loaded only here: a deployment that sets MONGODB_URI never runs the embedded server's code.
+  const { startEmbeddedDatabase } = await import('./db/embedded.ts');
   embedded = await startEmbeddedDatabase({
     dataDir: config.DATA_DIR,
     log: (message) => logger.info(message),
@@ -139,7 +140,10 @@ async function start(): Promise<void> {
   database = await connectDatabase(await databaseUri(), config.MONGODB_DB);
   const metrics = createMetrics();
   const stores = await createMongoStores(database, { metrics, logger });
-  if (embedded) warnWhenEmbeddedStoreIsLarge(database.db, logger);
+  if (embedded) {
+    const { warnWhenEmbeddedStoreIsLarge } = await import('./db/store-size-warning.ts');
+    warnWhenEmbeddedStoreIsLarge(database.db, logger);
+  }
   const { config: settings, developmentKey } = await withDevelopmentKey(stores);
   service = createService({ config: settings, stores, logger, metrics, developmentKey, tracer: tracing?.tracer });
   await service.ready;

@@ -92,52 +92,80 @@ const ranAlready = ({ rootValue }: ExecutionArgs) => rootValue as OperationResul
  * not run them) and its envelop, as Yoga's graphql-ws example does. One access-log line per
  * operation at its end, and one per refused connection.
  */
-export function createTransport(options: TransportOptions) {
-  const { getEnveloped, checkKey, accessLog, logger } = options;
-  const paramsHooks = (options.plugins as { onParams?: ParamsHook }[]).flatMap((plugin) => plugin.onParams ?? []);
-  const { maxPerKey, maxTotal } = options.limits;
+export class WebSocketTransport {
+  readonly wss: WebSocketServer;
+  readonly #options: TransportOptions;
+  readonly #paramsHooks: ParamsHook[];
+  readonly #server: ReturnType<typeof useServer>;
   /**
    * The open sockets, and the acknowledged ones per key, so that neither a key nor the instance holds
    * sockets without bound (those not acknowledged yet are the admission's). A socket leaves as the server closes it.
    */
-  const sockets = new Map<WebSocket, Connection>();
-  const perKey = new Map<string, Set<WebSocket>>();
+  readonly #sockets = new Map<WebSocket, Connection>();
+  readonly #perKey = new Map<string, Set<WebSocket>>();
   /** Operations under way, on every socket: each ends with its socket, whatever graphql-ws still knows of it. */
-  const open = new Set<WebSocketOperation>();
+  readonly #open = new Set<WebSocketOperation>();
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+    this.#paramsHooks = (options.plugins as { onParams?: ParamsHook }[]).flatMap((plugin) => plugin.onParams ?? []);
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes });
+    this.#server = useServer<Record<string, unknown> | undefined>(
+      {
+        isProd: true,
+        // The admission cuts a socket still waiting for connection_init (websocket-admission.ts).
+        connectionInitWaitTimeout: 0,
+        onConnect: ({ extra, connectionParams }) => this.#admit(extra.socket, connectionParams),
+        // What the peer sends once the server closed the socket starts nothing.
+        onSubscribe: ({ extra: { socket } }, _id, payload) => {
+          const connection = this.#sockets.get(socket);
+          return connection ? this.#run(socket, connection, payload) : [createGraphQLError('The socket is closing')];
+        },
+        execute: ranAlready,
+        subscribe: ranAlready,
+        onNext: (_ctx, _id, _payload, _args, result) =>
+          result.errors && { ...result, errors: result.errors.map(formatted) },
+        onError: (_ctx, _id, _payload, errors) => errors.map(formatted),
+      },
+      this.wss,
+      options.pingMs,
+    );
+  }
 
   /** Ends the operation once, however it ends: its own end, a refusal, a throw, or its socket's end. */
-  function finish(operation: WebSocketOperation): void {
-    if (!open.delete(operation)) return;
+  #finish(operation: WebSocketOperation): void {
+    if (!this.#open.delete(operation)) return;
     operation.close();
-    accessLog(operation, performance.now());
+    this.#options.accessLog(operation, performance.now());
   }
 
   /** connection_init: the key, then the key's connection count; a refusal closes with its reason (final for graphql-ws clients). */
-  async function admit(socket: WebSocket, params?: Readonly<Record<string, unknown>>) {
-    const connection = sockets.get(socket);
+  async #admit(socket: WebSocket, params?: Readonly<Record<string, unknown>>) {
+    const { maxPerKey } = this.#options.limits;
+    const connection = this.#sockets.get(socket);
     connection?.initialised();
     if (!connection || socket.readyState !== socket.OPEN) return false;
     const attempt = new WebSocketOperation(connection.request);
     const authorization = authorizationOf(params);
-    const checked = await checkKey(attempt, authorization);
-    const held = perKey.get(attempt.keyId) ?? new Set<WebSocket>();
-    if (checked === true && held.size < maxPerKey && sockets.has(socket)) {
-      perKey.set(attempt.keyId, held.add(socket));
+    const checked = await this.#options.checkKey(attempt, authorization);
+    const held = this.#perKey.get(attempt.keyId) ?? new Set<WebSocket>();
+    if (checked === true && held.size < maxPerKey && this.#sockets.has(socket)) {
+      this.#perKey.set(attempt.keyId, held.add(socket));
       connection.key = { id: attempt.keyId, authorization: authorization ?? '' };
       return true;
     }
     const tooMany = `Too many WebSocket connections for this API key (${maxPerKey} on this instance): send several operations over one`;
     const { status, message } = checked === true ? { status: 429, message: tooMany } : checked.error;
     attempt.res.statusCode = status;
-    accessLog(attempt, performance.now());
+    this.#options.accessLog(attempt, performance.now());
     const code = status === 401 ? CloseCode.Unauthorized : CloseCode.TooManyInitialisationRequests;
     endSocket(socket, code, closeReason(status === 401 && !authorization ? MISSING_KEY : message));
     return false;
   }
 
   /** The key checked again, Yoga's params hooks, then its envelop: the result and the arguments it ran with. */
-  async function execute(operation: WebSocketOperation, authorization: string, payload: SubscribePayload) {
-    const checked = await checkKey(operation, authorization);
+  async #execute(operation: WebSocketOperation, authorization: string, payload: SubscribePayload) {
+    const checked = await this.#options.checkKey(operation, authorization);
     if (checked !== true) {
       const { message, code, status } = checked.error;
       return { result: { errors: [createGraphQLError(message, { extensions: { code, http: { status } } })] } };
@@ -146,9 +174,11 @@ export function createTransport(options: TransportOptions) {
     const { query, ...rest } = payload;
     const context = { exchange: operation, request: SENT, params: (query === '' ? rest : payload) as GraphQLParams };
     const setParams = (params: GraphQLParams) => Object.assign(context, { params });
-    for (const hook of paramsHooks) await hook({ params: context.params, request: SENT, setParams, context } as never);
+    for (const hook of this.#paramsHooks) {
+      await hook({ params: context.params, request: SENT, setParams, context } as never);
+    }
     const { params } = context;
-    const enveloped = getEnveloped(context);
+    const enveloped = this.#options.getEnveloped(context);
     const document = enveloped.parse(params.query);
     const errors = enveloped.validate(enveloped.schema, document);
     if (errors.length > 0) return { result: { errors } };
@@ -163,93 +193,81 @@ export function createTransport(options: TransportOptions) {
    * One subscribe, run here so that a refusal (errors without `data`: the operation never ran, GraphQL
    * spec §7.1.2) is graphql-ws's `error`; a stream ends the operation when it ends.
    */
-  async function run(socket: WebSocket, { request, key }: Connection, payload: SubscribePayload) {
+  async #run(socket: WebSocket, { request, key }: Connection, payload: SubscribePayload) {
     const operation = new WebSocketOperation(request);
-    open.add(operation);
-    const { args, result } = await execute(operation, key?.authorization ?? '', payload).catch((error) => {
+    this.#open.add(operation);
+    const { args, result } = await this.#execute(operation, key?.authorization ?? '', payload).catch((error) => {
       const masked = maskError(error);
-      if (masked !== error)
-        logger.error({ err: error, reqId: operation.id }, 'a GraphQL operation over WebSocket failed');
+      if (masked !== error) {
+        this.#options.logger.error({ err: error, reqId: operation.id }, 'a GraphQL operation over WebSocket failed');
+      }
       return { args: undefined, result: { errors: [masked] } };
     });
     if (args && isAsyncIterable(result)) {
       operation.res.statusCode = 200;
-      return { ...args, rootValue: finalAsyncIterator(result, () => finish(operation)) };
+      return { ...args, rootValue: finalAsyncIterator(result, () => this.#finish(operation)) };
     }
     const { errors = [] } = result as ExecutionResult;
     operation.res.statusCode = statusOf(errors);
-    finish(operation);
+    this.#finish(operation);
     // A key gone since (follow-pets.ts asks again): closed once its `error` went out, as a refused key is.
     const message = closeReason(errors[0]?.message ?? '');
     if (operation.res.statusCode === 401) setImmediate(() => endSocket(socket, CloseCode.Unauthorized, message));
     return args && 'data' in (result as ExecutionResult) ? { ...args, rootValue: result } : errors;
   }
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes });
-  const server = useServer<Record<string, unknown> | undefined>(
-    {
-      isProd: true,
-      // The admission cuts a socket still waiting for connection_init (websocket-admission.ts).
-      connectionInitWaitTimeout: 0,
-      onConnect: ({ extra, connectionParams }) => admit(extra.socket, connectionParams),
-      // What the peer sends once the server closed the socket starts nothing.
-      onSubscribe: ({ extra: { socket } }, _id, payload) => {
-        const connection = sockets.get(socket);
-        return connection ? run(socket, connection, payload) : [createGraphQLError('The socket is closing')];
-      },
-      execute: ranAlready,
-      subscribe: ranAlready,
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors && { ...result, errors: result.errors.map(formatted) },
-      onError: (_ctx, _id, _payload, errors) => errors.map(formatted),
-    },
-    wss,
-    options.pingMs,
-  );
+  /** Whether another upgrade is taken: none past the instance's sockets (503). */
+  full(): boolean {
+    return this.#sockets.size >= this.#options.limits.maxTotal;
+  }
 
-  return {
-    wss,
-    /** Whether another upgrade is taken: none past the instance's sockets (503). */
-    full: () => sockets.size >= maxTotal,
-    /** A socket the upgrade opened, handed to graphql-ws: what it holds is released as the server closes it. */
-    serve(socket: WebSocket, request: IncomingMessage, initialised: () => void): void {
-      const connection: Connection = { request, initialised };
-      sockets.set(socket, connection);
-      const close = socket.close.bind(socket);
-      // graphql-ws closes by ws's close(): released at once, not at the peer's answer (websocket-close.ts).
-      socket.close = (code, reason) => {
-        close(code, reason);
-        endSocket(socket, code ?? 1000, String(reason ?? ''));
-      };
-      // Replies waiting for a peer that does not read (graphql-ws answers each ping, even before
-      // connection_init) are bounded: past twice the largest message, the socket is cut.
-      socket.on('message', () => socket.bufferedAmount > 2 * options.maxPayloadBytes && socket.terminate());
-      wss.emit('connection', socket, request);
-      // useServer writes a socket's error with console.error: an oversized message or a bad frame, which ws closes itself.
-      socket
-        .removeAllListeners('error')
-        .on('error', (error) => logger.info({ err: error }, 'GraphQL WebSocket closed on a protocol error'));
-      onSocketEnd(socket, () => {
-        sockets.delete(socket);
-        const keyId = connection.key?.id ?? '';
-        if (perKey.get(keyId)?.delete(socket) && perKey.get(keyId)?.size === 0) perKey.delete(keyId);
-        for (const operation of open) if (operation.req === request) finish(operation);
-      });
-    },
-    /** The key is no longer valid: each of its connections closes with 4401 (final for graphql-ws clients). */
-    endKey(keyId: string, why: KeyGone): void {
-      const reason = why === 'expired' ? 'The API key expired' : 'The API key was revoked';
-      for (const socket of [...(perKey.get(keyId) ?? [])]) endSocket(socket, CloseCode.Unauthorized, reason);
-    },
-    /** Settles once every operation under way has ended, or after `deadlineMs`. */
-    ended: (deadlineMs: number) =>
-      Promise.race([
-        Promise.all([...open].map((operation) => new Promise<void>((done) => operation.whenClosed(done)))),
-        delay(deadlineMs, undefined, { ref: false }),
-      ]),
-    /** Closes each socket with 1001 (cut after a grace if its peer does not answer); settles when none is left. */
-    goAway: server.dispose,
-  };
+  /** A socket the upgrade opened, handed to graphql-ws: what it holds is released as the server closes it. */
+  serve(socket: WebSocket, request: IncomingMessage, initialised: () => void): void {
+    const connection: Connection = { request, initialised };
+    this.#sockets.set(socket, connection);
+    const close = socket.close.bind(socket);
+    // graphql-ws closes by ws's close(): released at once, not at the peer's answer (websocket-close.ts).
+    socket.close = (code, reason) => {
+      close(code, reason);
+      endSocket(socket, code ?? 1000, String(reason ?? ''));
+    };
+    // Replies waiting for a peer that does not read (graphql-ws answers each ping, even before
+    // connection_init) are bounded: past twice the largest message, the socket is cut.
+    const { maxPayloadBytes, logger } = this.#options;
+    socket.on('message', () => socket.bufferedAmount > 2 * maxPayloadBytes && socket.terminate());
+    this.wss.emit('connection', socket, request);
+    // useServer writes a socket's error with console.error: an oversized message or a bad frame, which ws closes itself.
+    socket
+      .removeAllListeners('error')
+      .on('error', (error) => logger.info({ err: error }, 'GraphQL WebSocket closed on a protocol error'));
+    onSocketEnd(socket, () => {
+      this.#sockets.delete(socket);
+      const keyId = connection.key?.id ?? '';
+      const held = this.#perKey.get(keyId);
+      if (held?.delete(socket) && held.size === 0) this.#perKey.delete(keyId);
+      for (const operation of this.#open) if (operation.req === request) this.#finish(operation);
+    });
+  }
+
+  /** The key is no longer valid: each of its connections closes with 4401 (final for graphql-ws clients). */
+  endKey(keyId: string, why: KeyGone): void {
+    const reason = why === 'expired' ? 'The API key expired' : 'The API key was revoked';
+    for (const socket of [...(this.#perKey.get(keyId) ?? [])]) endSocket(socket, CloseCode.Unauthorized, reason);
+  }
+
+  /** Settles once every operation under way has ended, or after `deadlineMs`. */
+  ended(deadlineMs: number): Promise<unknown> {
+    return Promise.race([
+      Promise.all([...this.#open].map((operation) => new Promise<void>((done) => operation.whenClosed(done)))),
+      delay(deadlineMs, undefined, { ref: false }),
+    ]);
+  }
+
+  /** Closes each socket with 1001 (cut after a grace if its peer does not answer); settles when none is left. */
+  goAway(): Promise<void> {
+    return Promise.resolve(this.#server.dispose());
+  }
 }
 
-export type Transport = ReturnType<typeof createTransport>;
+export const createTransport = (options: TransportOptions) => new WebSocketTransport(options);
+export type Transport = WebSocketTransport;
