@@ -1,7 +1,6 @@
 import { getIntrospectionQuery, parse } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { operationShapes } from '../src/graphql/document-limits.ts';
-import { fieldOverlap } from '../src/graphql/field-overlap.ts';
+import { fieldOverlap, operationShapes } from '../src/graphql/document-shape.ts';
 import { createListSizeCheck } from '../src/graphql/list-size.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { dataOf, executeGraphQL } from './support/graphql-client.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_ERRORS } from '../src/graphql/error-limit.ts';
+import { MAX_ERRORS } from '../src/graphql/errors.ts';
 import { executeGraphQL, firstError, invalidVariables } from './support/graphql-client.ts';
 import { useServerWithLostDatabase } from './support/lost-database.ts';
 import { CreatePetDocument, PetsDocument } from './support/operations.ts';

@@ -1,9 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PetIdTakenError } from '../src/errors.ts';
-import { announcingCreates } from '../src/pets/announcing-creates.ts';
 import type { Pet } from '../src/pets/pet.ts';
-import { createLocalPetChanges, type PetChanges } from '../src/pets/pet-changes.ts';
+import { announcingCreates, createLocalPetChanges, type PetChanges } from '../src/pets/pet-changes.ts';
 import { createPetFeed } from '../src/pets/pet-feed.ts';
 import { createRedisPetChanges } from '../src/pets/redis-pet-changes.ts';
 import { capturingLogger } from './support/capturing-logger.ts';

@@ -1,6 +1,6 @@
 import { type GraphQLInputObjectType, getNamedType } from 'graphql';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ERRORS } from '../src/graphql/error-limit.ts';
+import { MAX_ERRORS } from '../src/graphql/errors.ts';
 import { schema } from '../src/graphql/schema/index.ts';
 import { petNameRule } from '../src/pets/pet-rules.ts';
 import { documentedSchema, expectError } from './support/openapi-contract.ts';

@@ -2,8 +2,8 @@ import { createYoga, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Context, ServerContext } from '../context.ts';
 import type { ErrorLog } from '../graphql/error-log.ts';
+import { maskError } from '../graphql/errors.ts';
 import type { ExecutionRule } from '../graphql/execution-rules.ts';
-import { maskError } from '../graphql/masked-errors.ts';
 import { schema } from '../graphql/schema/index.ts';
 import { createYogaLogger } from './yoga-logger.ts';
 

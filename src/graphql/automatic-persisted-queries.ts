@@ -1,8 +1,7 @@
-import { createGraphQLError } from '@graphql-tools/utils';
 import { type APQStore, createInMemoryAPQStore, useAPQ } from '@graphql-yoga/plugin-apq';
 import type { GraphQLParams, OnParamsEventPayload } from 'graphql-yoga';
 import { sha256Hex } from '../auth/api-key-store.ts';
-import { ErrorCode } from './errors.ts';
+import { codedError, ErrorCode } from './errors.ts';
 
 /**
  * What one instance keeps of the texts clients register: at most `texts` of them, least recently
@@ -35,16 +34,14 @@ const executed = (result: unknown): boolean => typeof result === 'object' && res
 
 /** The library's own message is its code in camel case; a client should learn what to fix. */
 const mismatch = () =>
-  createGraphQLError(
+  codedError(
     'extensions.persistedQuery.sha256Hash is not the SHA-256 of this "query": send the lower-case hex SHA-256 of the exact text (nothing was registered or run)',
-    { extensions: { code: ErrorCode.PERSISTED_QUERY_MISMATCH, http: { status: 400 } } },
+    ErrorCode.PERSISTED_QUERY_MISMATCH,
+    { status: 400 },
   );
 
 /** Apollo's own words, which older links match on instead of the code; 404 whatever the Accept. */
-const notFound = () =>
-  createGraphQLError('PersistedQueryNotFound', {
-    extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: 404 } },
-  });
+const notFound = () => codedError('PersistedQueryNotFound', ErrorCode.PERSISTED_QUERY_NOT_FOUND, { status: 404 });
 
 /** The library's two refusals, with our codes (errors.ts lists every code we answer). */
 function ours(error: unknown): unknown {
@@ -55,9 +52,10 @@ function ours(error: unknown): unknown {
 
 /** The library ignores an extension it cannot read; Apollo Server refuses it, and so do we (nothing runs). */
 const malformed = () =>
-  createGraphQLError(
+  codedError(
     'extensions.persistedQuery must be { "version": 1, "sha256Hash": the lower-case hex SHA-256 of the query } (nothing was registered or run)',
-    { extensions: { code: ErrorCode.BAD_REQUEST, http: { status: 400 } } },
+    ErrorCode.BAD_REQUEST,
+    { status: 400 },
   );
 
 /** The hash in Apollo's extension, as Apollo's link sends it; undefined without one; 400 for any other shape. */

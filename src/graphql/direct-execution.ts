@@ -2,8 +2,8 @@ import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from 
 import type { Context, ExecutionExchange, ServerContext } from '../context.ts';
 import type { ExecuteSpans } from '../telemetry/graphql-spans.ts';
 import { type CompiledOperation, compileOperation } from './compiled-operation.ts';
+import { maskError } from './errors.ts';
 import type { DirectStep } from './execution-rules.ts';
-import { maskError } from './masked-errors.ts';
 
 export type { CompiledOperation } from './compiled-operation.ts';
 

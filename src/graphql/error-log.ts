@@ -3,8 +3,8 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { ServerContext } from '../context.ts';
 import { ClientGoneError, DomainError, StorageFullError } from '../errors.ts';
+import { isOwnGraphQLError, rootCause } from './errors.ts';
 import type { ExecutionHooks } from './execution-hooks.ts';
-import { isOwnGraphQLError, rootCause } from './masked-errors.ts';
 
 /** A full store fails every write alike: one line this often says so, with how many failed since. */
 export const STORAGE_FULL_LOG_EVERY_MS = 60_000;

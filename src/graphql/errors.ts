@@ -1,10 +1,10 @@
 import { createGraphQLError } from '@graphql-tools/utils';
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import {
   ClientGoneError,
   CorruptPetError,
   DatabaseUnavailableError,
-  type DomainError,
+  DomainError,
   IdempotencyKeyInUseError,
   IdempotencyKeyReusedError,
   InvalidIdempotencyKeyError,
@@ -50,18 +50,26 @@ export interface HttpExtension {
   spec?: boolean;
 }
 
-/** `field` is the argument path (`input.name`); `reason` is the rule it broke, without the field. */
-export function badUserInput(field: string, reason: string): GraphQLError {
-  return createGraphQLError(`Invalid value for "${field}": ${reason}`, {
-    extensions: { code: ErrorCode.BAD_USER_INPUT, field, reason, http: { status: 400, spec: true } },
-  });
+/** An error with our `code` and its HTTP status, any other extensions between the two. */
+export function codedError(
+  message: string,
+  code: string,
+  http: HttpExtension,
+  more?: Record<string, unknown>,
+): GraphQLError {
+  return createGraphQLError(message, { extensions: { code, ...more, http } });
 }
 
-export function unexpectedError(): GraphQLError {
-  return createGraphQLError('Unexpected error.', {
-    extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR, http: { status: 500, spec: true } },
-  });
+/** `field` is the argument path (`input.name`); `reason` is the rule it broke, without the field. */
+export function badUserInput(field: string, reason: string): GraphQLError {
+  const message = `Invalid value for "${field}": ${reason}`;
+  return codedError(message, ErrorCode.BAD_USER_INPUT, { status: 400, spec: true }, { field, reason });
 }
+
+export const unexpectedError = (): GraphQLError =>
+  codedError('Unexpected error.', ErrorCode.INTERNAL_SERVER_ERROR, { status: 500, spec: true });
+
+const retryAfter = (seconds: number) => ({ 'Retry-After': String(seconds) });
 
 /**
  * A domain error as clients see it: its code and status; the message only when it is not a bug or
@@ -69,44 +77,71 @@ export function unexpectedError(): GraphQLError {
  * it, but the access log and metrics should not count it as a server fault.
  */
 export function fromDomainError(error: DomainError): GraphQLError {
+  const { message } = error;
   if (error instanceof DatabaseUnavailableError || error instanceof ClientGoneError) {
-    const retryAfter = error instanceof DatabaseUnavailableError ? error.retryAfterSeconds : RETRY_AFTER_SECONDS;
-    return createGraphQLError(error.message, {
-      extensions: {
-        code: ErrorCode.SERVICE_UNAVAILABLE,
-        http: { status: 503, headers: { 'Retry-After': String(retryAfter) } },
-      },
-    });
+    const seconds = error instanceof DatabaseUnavailableError ? error.retryAfterSeconds : RETRY_AFTER_SECONDS;
+    return codedError(message, ErrorCode.SERVICE_UNAVAILABLE, { status: 503, headers: retryAfter(seconds) });
   }
   // Both faces answer these with their status: a retrying client must tell "wait" from "new key".
   if (error instanceof IdempotencyKeyInUseError) {
-    return createGraphQLError(error.message, {
-      extensions: {
-        code: ErrorCode.IDEMPOTENCY_KEY_IN_USE,
-        http: { status: 409, headers: { 'Retry-After': String(error.retryAfterSeconds) } },
-      },
-    });
+    const headers = retryAfter(error.retryAfterSeconds);
+    return codedError(message, ErrorCode.IDEMPOTENCY_KEY_IN_USE, { status: 409, headers });
   }
-  if (error instanceof IdempotencyKeyReusedError) {
-    return createGraphQLError(error.message, {
-      extensions: { code: ErrorCode.IDEMPOTENCY_KEY_REUSED, http: { status: 422 } },
-    });
-  }
+  if (error instanceof IdempotencyKeyReusedError)
+    return codedError(message, ErrorCode.IDEMPOTENCY_KEY_REUSED, { status: 422 });
   // A header, not a variable: 400 on both faces, whatever the GraphQL response's media type.
   if (error instanceof InvalidIdempotencyKeyError) {
-    return createGraphQLError(error.message, {
-      extensions: {
-        code: ErrorCode.BAD_USER_INPUT,
-        field: 'Idempotency-Key',
-        reason: error.reason,
-        http: { status: 400 },
-      },
-    });
+    const more = { field: 'Idempotency-Key', reason: error.reason };
+    return codedError(message, ErrorCode.BAD_USER_INPUT, { status: 400 }, more);
   }
   if (error instanceof CorruptPetError) {
-    return createGraphQLError(error.message, {
-      extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR, http: { status: 500, spec: true } },
-    });
+    return codedError(message, ErrorCode.INTERNAL_SERVER_ERROR, { status: 500, spec: true });
   }
   return unexpectedError();
 }
+
+/** Errors one GraphQL answer carries at most, before one "too many errors" entry (graphql-js's validation default is 100). */
+export const MAX_ERRORS = 50;
+
+/** The code of the entry that stands for the errors left out. */
+export const TOO_MANY_ERRORS = 'TOO_MANY_ERRORS';
+
+/** The entry that stands for the errors left out; the status stays the one the others set. */
+export function tooManyErrors(): GraphQLError {
+  return createGraphQLError(`Too many errors: only the first ${MAX_ERRORS} are reported`, {
+    extensions: { code: TOO_MANY_ERRORS },
+  });
+}
+
+/** At most MAX_ERRORS errors, then tooManyErrors(): an answer never grows with what a client sent. */
+export function capErrors<R extends { errors?: readonly GraphQLError[] }>(result: R): R {
+  const { errors } = result;
+  if (!errors || errors.length <= MAX_ERRORS) return result;
+  return { ...result, errors: [...errors.slice(0, MAX_ERRORS), tooManyErrors()] };
+}
+
+/** The error a resolver threw, under the GraphQLError graphql-js wrapped it in. */
+export function rootCause(error: unknown): unknown {
+  let current = error;
+  while (current instanceof Error && 'originalError' in current && current.originalError)
+    current = current.originalError;
+  return current;
+}
+
+/** A GraphQLError all the way down: ours (zod rules, variables) or graphql-js's own, never a wrapped throw. */
+export function isOwnGraphQLError(error: unknown): error is GraphQLError {
+  if (!(error instanceof GraphQLError)) return false;
+  return error.originalError == null || isOwnGraphQLError(error.originalError);
+}
+
+/**
+ * Our own GraphQLErrors pass as they are; domain errors get their code and status; everything else
+ * is a bug, masked as "Unexpected error.". The error log has logged each one already (error-log.ts).
+ */
+export const maskError = (error: unknown): GraphQLError => {
+  if (!(error instanceof Error)) return unexpectedError();
+  if (isOwnGraphQLError(error)) return error;
+  const cause = rootCause(error);
+  if (cause instanceof DomainError) return fromDomainError(cause);
+  return unexpectedError();
+};

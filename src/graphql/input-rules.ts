@@ -8,7 +8,7 @@ const NULL_REFUSED = 'nullRefused';
 
 /**
  * Pothos options for an input field that a domain rule checks. The validation plugin runs the rule before
- * the resolver; variable-problems.ts reads it from the field's extensions, so that the rule's problem is
+ * the resolver; variable-errors.ts reads it from the field's extensions, so that the rule's problem is
  * reported beside the type problems of the other fields instead of only once they are all fixed.
  */
 export const checkedBy = <Rule extends z.ZodType>(rule: Rule) => ({

@@ -11,16 +11,19 @@ export const MAX_CACHED_INTROSPECTIONS = 16;
 
 type Variables = Readonly<Record<string, unknown>> | undefined;
 
-/** Where an operation's answer is kept: its document, its name and its variables. */
-const keyOf = (operationName: string | null | undefined, variables: Variables) =>
-  `${operationName ?? ''}\n${variables === undefined ? '' : JSON.stringify(variables)}`;
-
 function createIntrospectionCache(max: number) {
-  const byDocument = new WeakMap<DocumentNode, Map<string, ExecutionResult>>();
-  const order: { document: DocumentNode; key: string }[] = [];
+  const documentIds = new WeakMap<DocumentNode, number>();
+  let nextId = 0;
+  /** Whole answers by document, operation name and variables, the oldest first. */
+  const kept = new Map<string, ExecutionResult>();
+  const keyOf = (document: DocumentNode, operationName: string | null | undefined, variables: Variables) => {
+    const id = documentIds.get(document) ?? nextId++;
+    documentIds.set(document, id);
+    return `${id}\n${operationName ?? ''}\n${variables === undefined ? '' : JSON.stringify(variables)}`;
+  };
   return {
     get(document: DocumentNode, operationName: string | null | undefined, variables: Variables) {
-      const found = byDocument.get(document)?.get(keyOf(operationName, variables));
+      const found = kept.get(keyOf(document, operationName, variables));
       // A copy: whatever answers it may add to the result (extensions) without touching the kept one.
       return found && { ...found };
     },
@@ -32,19 +35,10 @@ function createIntrospectionCache(max: number) {
     ) {
       // Only whole answers: an error may depend on the request (a deadline), not on the schema.
       if (result.errors?.length || !result.data) return;
-      const key = keyOf(operationName, variables);
-      let kept = byDocument.get(document);
-      if (kept?.has(key)) return;
-      if (order.length >= max) {
-        const oldest = order.shift() as { document: DocumentNode; key: string };
-        byDocument.get(oldest.document)?.delete(oldest.key);
-      }
-      if (!kept) {
-        kept = new Map();
-        byDocument.set(document, kept);
-      }
+      const key = keyOf(document, operationName, variables);
+      if (kept.has(key)) return;
+      if (kept.size >= max) kept.delete(kept.keys().next().value as string);
       kept.set(key, { data: result.data });
-      order.push({ document, key });
     },
   };
 }

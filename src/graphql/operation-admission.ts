@@ -1,17 +1,9 @@
-import { createGraphQLError } from '@graphql-tools/utils';
-import {
-  type DocumentNode,
-  type GraphQLError,
-  getOperationAST,
-  Kind,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from 'graphql';
+import { type DocumentNode, type FieldNode, type GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import type { Context, ExecutionExchange } from '../context.ts';
-import { ErrorCode } from './errors.ts';
-import { fragmentsOf } from './fragments.ts';
+import { oncePerDocument, rootFieldsOf } from './document-walk.ts';
+import { codedError, ErrorCode } from './errors.ts';
 
 /** What an operation needs before it may run: a scope (none: any key) and its price in rate-limit points. */
 export interface OperationPrice {
@@ -39,47 +31,11 @@ export type ChargeExchange = (
  * `__schema` and `__type` cost a point each like any field, since a full answer is large to build and
  * send. `__typename` is free: it costs no more than a name.
  */
-const isTypename = (name: string) => name === '__typename';
-const isMetaField = (name: string) => name.startsWith('__');
+const isMetaField = ({ name }: FieldNode) => name.value.startsWith('__');
+const isIntrospection = (field: FieldNode) => isMetaField(field) && field.name.value !== '__typename';
 
-/** The response keys an operation's root selection runs: those that read the store, and introspection's. */
-interface RootFields {
-  data: number;
-  introspection: number;
-}
-
-/**
- * The response keys an operation's root selection runs, as graphql-js collects them: aliases apart,
- * fields of one key merged, each fragment spread once (a repeat adds nothing), so the walk visits
- * each part of the document at most once, whatever its shape. @skip and @include are not read: the
- * price is known before the variables are.
- */
-function rootFieldCount(document: DocumentNode, operation: OperationDefinitionNode): RootFields {
-  const fragments = fragmentsOf(document);
-  const keys = new Set<string>();
-  const metaKeys = new Set<string>();
-  const spread = new Set<string>();
-  const pending: SelectionSetNode[] = [operation.selectionSet];
-  for (let selectionSet = pending.pop(); selectionSet; selectionSet = pending.pop()) {
-    for (const selection of selectionSet.selections) {
-      if (selection.kind === Kind.FIELD) {
-        const name = selection.name.value;
-        const key = (selection.alias ?? selection.name).value;
-        if (!isMetaField(name)) keys.add(key);
-        else if (!isTypename(name)) metaKeys.add(key);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        pending.push(selection.selectionSet);
-      } else if (!spread.has(selection.name.value)) {
-        spread.add(selection.name.value);
-        const fragment = fragments.get(selection.name.value);
-        if (fragment) pending.push(fragment.selectionSet);
-      }
-    }
-  }
-  return { data: keys.size, introspection: metaKeys.size };
-}
-
-const prices = new WeakMap<DocumentNode, Map<string, OperationPrice>>();
+/** Each document's prices by operation name. */
+const pricesOf = oncePerDocument(() => new Map<string, OperationPrice>());
 
 /**
  * The price of the operation a request selects, worked out once per document and operation
@@ -90,35 +46,32 @@ const prices = new WeakMap<DocumentNode, Map<string, OperationPrice>>();
  */
 export function priceOf(document: DocumentNode, operationName?: string | null): OperationPrice | undefined {
   const key = operationName ?? '';
-  const known = prices.get(document)?.get(key);
+  const prices = pricesOf(document);
+  const known = prices.get(key);
   if (known) return known;
   const operation = getOperationAST(document, operationName);
   if (!operation) return undefined;
-  const { data, introspection } = rootFieldCount(document, operation);
+  // The response keys its root selection runs: those that read the store, and introspection's.
+  const keys = [...rootFieldsOf(document, operation).values()];
+  const data = keys.filter((fields) => !fields.every(isMetaField)).length;
+  const introspection = keys.filter((fields) => fields.some(isIntrospection)).length;
   const needed: Scope = operation.operation === 'mutation' ? 'pets:write' : 'pets:read';
   const price = {
     scope: data === 0 ? undefined : needed,
     cost: Math.max(1, data + introspection),
     introspection: data === 0 && introspection > 0,
   };
-  let byName = prices.get(document);
-  if (!byName) {
-    byName = new Map();
-    prices.set(document, byName);
-  }
-  byName.set(key, price);
+  prices.set(key, price);
   return price;
 }
 
 /** Not a request error: the key is known and lacks the scope, on both media types (as a 401 or 429 is). */
 function forbidden(scope: Scope): GraphQLError {
-  return createGraphQLError(missingScopeMessage(scope), {
-    extensions: { code: ErrorCode.FORBIDDEN, scope, http: { status: 403 } },
-  });
+  return codedError(missingScopeMessage(scope), ErrorCode.FORBIDDEN, { status: 403 }, { scope });
 }
 
 function rateLimited({ message, headers }: ChargeRefusal): GraphQLError {
-  return createGraphQLError(message, { extensions: { code: ErrorCode.RATE_LIMITED, http: { status: 429, headers } } });
+  return codedError(message, ErrorCode.RATE_LIMITED, { status: 429, headers });
 }
 
 export type Admission = GraphQLError | undefined | Promise<GraphQLError | undefined>;

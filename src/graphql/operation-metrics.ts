@@ -19,6 +19,13 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
  * later plugin sets before execution.
  */
 export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
+  /** Counts the operation once its result is known: any error in the result makes it an error. */
+  const counter = (args: { document: DocumentNode; operationName?: string | null; contextValue: unknown }) => {
+    const { exchange } = args.contextValue as ServerContext;
+    const { name, type } = operationOf(args.document, args.operationName);
+    return (errors: readonly unknown[] | undefined) =>
+      metrics.countGraphQLOperation(name, type, errors?.length ? 'error' : 'success', exchange.documentId);
+  };
   return {
     onValidate:
       ({ params, context: { exchange } }) =>
@@ -27,25 +34,13 @@ export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
         metrics.countGraphQLOperation('invalid', operationOf(params.documentAST).type, 'error', exchange.documentId);
       },
     onExecute: ({ args }) => {
-      const { exchange } = args.contextValue as ServerContext;
-      const { name, type } = operationOf(args.document, args.operationName);
-      return {
-        onExecuteDone: ({ result }) => {
-          const failed = 'errors' in result && (result.errors?.length ?? 0) > 0;
-          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success', exchange.documentId);
-        },
-      };
+      const count = counter(args);
+      return { onExecuteDone: ({ result }) => count('errors' in result ? result.errors : undefined) };
     },
     onSubscribe: ({ args }) => {
-      const { exchange } = args.contextValue as ServerContext;
-      const { name, type } = operationOf(args.document, args.operationName);
-      return {
-        // Also called with the errors a later plugin stopped the subscription with (a refused price).
-        onSubscribeResult: ({ result }) => {
-          const failed = !isAsyncIterable(result) && (result.errors?.length ?? 0) > 0;
-          metrics.countGraphQLOperation(name, type, failed ? 'error' : 'success', exchange.documentId);
-        },
-      };
+      const count = counter(args);
+      // Also called with the errors a later plugin stopped the subscription with (a refused price).
+      return { onSubscribeResult: ({ result }) => count(isAsyncIterable(result) ? undefined : result.errors) };
     },
   };
 }

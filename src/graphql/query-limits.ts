@@ -1,11 +1,9 @@
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createGraphQLError } from '@graphql-tools/utils';
-import { type DocumentNode, GraphQLError, Kind } from 'graphql';
+import { type DocumentNode, GraphQLError, Kind, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { operationShapes, type Shape } from './document-limits.ts';
-import { MAX_ERRORS, tooManyErrors } from './error-limit.ts';
-import { fieldOverlap } from './field-overlap.ts';
-import { knownOperationTypesRule } from './known-operation-types.ts';
+import { fieldOverlap, operationShapes, type Shape } from './document-shape.ts';
+import { MAX_ERRORS, tooManyErrors } from './errors.ts';
 
 /**
  * GraphQL Armor's defaults, and two of our own that bound graphql-js's validation: fragment
@@ -145,6 +143,20 @@ const tokenLimit = () =>
       },
     ],
   });
+
+/**
+ * An operation whose type the schema has no root for is a validation error,
+ * as graphql-js 17's KnownOperationTypesRule makes it; graphql-js 16 lets it through to execution,
+ * which throws.
+ */
+export const knownOperationTypesRule: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (context.getSchema().getRootType(node.operation)) return;
+    context.reportError(
+      new GraphQLError(`The ${node.operation} operation is not supported by the schema.`, { nodes: node }),
+    );
+  },
+});
 
 /**
  * The limits on a document a client sends: size (tokens), then shape. A few hundred aliases of

@@ -1,3 +1,5 @@
+import type { PetRepository } from './pet-repository.ts';
+
 /**
  * "Pets changed: look again." A notification carries no data: the database is the source of truth,
  * so a lost or doubled notification costs a read, never an event.
@@ -41,6 +43,22 @@ export function createLocalPetChanges(): PetChanges {
     onChange: listeners.add,
     async close() {
       listeners.clear();
+    },
+  };
+}
+
+/**
+ * The repository with an announcement after each stored pet. Every insert (plain, keyed, a keyed
+ * retry stored late) goes through create, so wrapping it here misses none; a failed create and a
+ * replay store nothing and announce nothing.
+ */
+export function announcingCreates(pets: PetRepository, changes: PetChanges): PetRepository {
+  return {
+    ...pets,
+    create: async (newPet, options) => {
+      const pet = await pets.create(newPet, options);
+      changes.announce();
+      return pet;
     },
   };
 }

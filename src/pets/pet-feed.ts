@@ -60,16 +60,6 @@ interface Follower {
 }
 
 /**
- * One catch-up read from the database, the status filtered there (the list's keyset query), so each
- * read either delivers a pet or reaches what the tail had settled: a pull costs one read, however
- * few pets match. Undefined when it failed or the follower left; the caller waits then.
- */
-async function readBehind({ options, query, signal }: Follower, cursor: number): Promise<PetPage | undefined> {
-  const read = options.pets.listPage({ afterId: cursor, limit: FEED_BATCH, status: query.status });
-  return unlessAborted(read, signal);
-}
-
-/**
  * One follower: its cursor is all it keeps. Behind the tail's ring it reads the database after its
  * cursor (up to what the tail has settled); within it, it takes the ring's pets one by one; at the
  * tail it waits for the next look. A failed read is logged once per streak and tried again after the
@@ -104,7 +94,10 @@ async function* followFrom(follower: Follower): AsyncGenerator<Pet, void, undefi
     }
     let page: PetPage | undefined;
     try {
-      page = await readBehind(follower, cursor);
+      // One catch-up read, the status filtered by the database (the list's keyset query), so each read
+      // delivers a pet or reaches what the tail had settled: a pull costs one read, however few match.
+      const read = options.pets.listPage({ afterId: cursor, limit: FEED_BATCH, status: query.status });
+      page = await unlessAborted(read, signal);
       failing = false;
     } catch (error) {
       if (!failing)
@@ -113,6 +106,7 @@ async function* followFrom(follower: Follower): AsyncGenerator<Pet, void, undefi
       await tail.nextRetry(signal);
       continue;
     }
+    // The follower left while the read was under way.
     if (page === undefined) return;
     const settled = page.pets.filter((pet) => pet.id <= tailId);
     for (const pet of settled) {

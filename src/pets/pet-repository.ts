@@ -141,36 +141,24 @@ interface Insert {
 }
 
 /**
- * Stores the pet under an id allocated earlier; only the unique _id stands between it and a copy.
- * A taken id may mean the counter fell behind (another instance's lost increment on FerretDB): it is
- * moved past the stored ids first, so the id the caller allocates next does not collide again.
+ * Stores the pet under `id`, allocated earlier, or under a fresh id, retried on a collision; only the
+ * unique _id stands between it and a copy (the counter alone cannot promise uniqueness). A taken id
+ * may mean the counter fell behind (another instance's lost increment on FerretDB): it is moved past
+ * the stored ids first, so the next id allocated does not collide again.
  */
-async function insertWithId(pets: Collection<PetDocument>, ids: PetIds, id: number, insert: Insert) {
-  const { newPet, clientGone, signal } = insert;
-  if (clientGone()) throw new ClientGoneError();
-  const doc = documentOf(id, newPet);
-  try {
-    await pets.insertOne(doc, withSignal({}, signal));
-    return toPet(doc);
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
-    await ids.recoverFromCollision(signal);
-    throw new PetIdTakenError(id);
-  }
-}
-
-async function insertWithFreshId(pets: Collection<PetDocument>, ids: PetIds, { newPet, clientGone, signal }: Insert) {
+async function insert(pets: Collection<PetDocument>, ids: PetIds, id: number | undefined, request: Insert) {
+  const { newPet, clientGone, signal } = request;
   for (let attempt = 1; attempt <= MAX_ID_ATTEMPTS; attempt++) {
-    const doc = documentOf(await ids.next(signal, clientGone), newPet);
+    const doc = documentOf(id ?? (await ids.next(signal, clientGone)), newPet);
     // The id may have taken long to come (a stalled database): store nothing for a client that left.
     if (clientGone()) throw new ClientGoneError();
     try {
-      // The unique _id is the final guard: the counter alone cannot promise uniqueness here.
       await pets.insertOne(doc, withSignal({}, signal));
       return toPet(doc);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       await ids.recoverFromCollision(signal);
+      if (id !== undefined) throw new PetIdTakenError(id);
     }
   }
   throw new PetIdsContendedError(MAX_ID_ATTEMPTS);
@@ -203,11 +191,7 @@ export function createMongoPetRepository(db: Db, options: PetRepositoryOptions):
   const never = () => false;
   return {
     create: (newPet, { clientGone = never, id } = {}) =>
-      call('pets.create', (signal) =>
-        id === undefined
-          ? insertWithFreshId(pets, ids, { newPet, clientGone, signal })
-          : insertWithId(pets, ids, id, { newPet, clientGone, signal }),
-      ),
+      call('pets.create', (signal) => insert(pets, ids, id, { newPet, clientGone, signal })),
     allocateId: ({ clientGone = never } = {}) => call('pets.allocateId', (signal) => ids.next(signal, clientGone)),
     findById: (id) => call('pets.findById', (signal) => findById(id, signal)),
     listPage: (query) => call('pets.listPage', (signal) => readPage(pets, read, { ...query, signal })),

@@ -186,35 +186,6 @@ function createLooks({ settled, logger, isActive, afterLook }: LooksOptions) {
   return { look, stop: () => clearTimeout(wake) };
 }
 
-interface WatchOptions {
-  changes: PetChanges;
-  pollMs: number;
-  look: () => void;
-  /** Each tick of the slow timer, before its look. */
-  tick: () => void;
-}
-
-/** Notifications and the slow timer, while anyone follows: each asks for a look. */
-function createWatch({ changes, pollMs, look, tick }: WatchOptions) {
-  let poll: NodeJS.Timeout | undefined;
-  let unsubscribe: (() => void) | undefined;
-  return {
-    start(): void {
-      unsubscribe = changes.onChange(look);
-      poll = setInterval(() => {
-        tick();
-        look();
-      }, pollMs).unref();
-      look();
-    },
-    stop(): void {
-      unsubscribe?.();
-      unsubscribe = undefined;
-      clearInterval(poll);
-    },
-  };
-}
-
 /**
  * The one reader of new pets in this instance, shared by its followers. It runs only while someone
  * follows: it starts a batch below the highest stored id (createSettledPets), looks again on each
@@ -238,10 +209,23 @@ export function createPetTail(options: PetTailOptions) {
       if (read) retry.beat();
     },
   });
-  const watch = createWatch({ ...options, look: looks.look, tick: retry.beat });
+  // Notifications and the slow timer, while anyone follows: each asks for a look.
+  let poll: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => void) | undefined;
+
+  function start(): void {
+    unsubscribe = options.changes.onChange(looks.look);
+    poll = setInterval(() => {
+      retry.beat();
+      looks.look();
+    }, options.pollMs).unref();
+    looks.look();
+  }
 
   function stop(): void {
-    watch.stop();
+    unsubscribe?.();
+    unsubscribe = undefined;
+    clearInterval(poll);
     looks.stop();
     settled.reset();
     pulse.beat();
@@ -249,7 +233,7 @@ export function createPetTail(options: PetTailOptions) {
   }
 
   function join(): () => void {
-    if (++followers === 1) watch.start();
+    if (++followers === 1) start();
     let left = false;
     return () => {
       if (left) return;

@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
-import { TOO_MANY_ERRORS } from '../graphql/error-limit.ts';
-import { UNKNOWN_FIELD_REASON } from '../graphql/variable-problems.ts';
+import { TOO_MANY_ERRORS } from '../graphql/errors.ts';
+import { UNKNOWN_FIELD_REASON } from '../graphql/variable-errors.ts';
 import type { HttpError } from '../http/send-json.ts';
 
 /** The closed set of `code` values of REST Error bodies, each with its one HTTP status. */

@@ -15,7 +15,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import type { ServerContext } from '../context.ts';
 import type { AccessLog } from '../edge/access-log.ts';
 import type { KeyCheck, KeyedExchange } from '../edge/authenticate.ts';
-import { maskError } from '../graphql/masked-errors.ts';
+import { maskError } from '../graphql/errors.ts';
 import { GRAPHQL_ENDPOINT, type GraphQLServer } from '../graphql-http/yoga.ts';
 import type { KeyGone } from '../http/stream-outcomes.ts';
 import { CloseCode, endSocket, onSocketEnd } from './websocket-close.ts';

@@ -1,7 +1,7 @@
 import { type Span, SpanStatusCode } from '@opentelemetry/api';
 import { GraphQLError } from 'graphql';
 import { DomainError } from '../errors.ts';
-import { isOwnGraphQLError, rootCause } from '../graphql/masked-errors.ts';
+import { isOwnGraphQLError, rootCause } from '../graphql/errors.ts';
 
 /** What a span records of one error: exception.type, and exception.message and stacktrace when allowed. */
 interface RecordedException {
