@@ -1,6 +1,7 @@
 import { PetIdTakenError } from '../src/errors.ts';
 import type { NewPet, Pet } from '../src/pets/pet.ts';
 import type { PetRepository } from '../src/pets/pet-repository.ts';
+import { firstAbove } from '../src/pets/pet-tail.ts';
 
 export interface MemoryPetRepository extends PetRepository {
   /** Back to the initial pets: a create run must not leave the next run a bigger store. */
@@ -12,18 +13,6 @@ export interface MemoryPetRepository extends PetRepository {
  * other targets is the cost of the HTTP, GraphQL and REST layers alone. Same contract as the Mongo
  * repository (ascending ids, keyset paging, fresh objects per call).
  */
-/** Index of the first pet whose id is above `id` (binary search over the ordered pets). */
-function firstAbove(ordered: readonly Pet[], id: number): number {
-  let low = 0;
-  let high = ordered.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((ordered[middle] as Pet).id <= id) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
 export function createMemoryPetRepository(initial: readonly Pet[] = []): MemoryPetRepository {
   const byId = new Map<number, Pet>();
   let ordered: Pet[] = [];

@@ -32,8 +32,8 @@ function highestPetId(entries: readonly StoredEntry[]): number {
   return highest;
 }
 
-/** Index of the first pet in `ring` (id order) whose id is above `id`. */
-function firstAbove(ring: readonly Pet[], id: number): number {
+/** Index of the first pet in `ring` (id order) whose id is above `id`: a binary search. */
+export function firstAbove(ring: readonly Pet[], id: number): number {
   let low = 0;
   let high = ring.length;
   while (low < high) {
