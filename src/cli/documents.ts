@@ -14,8 +14,7 @@ import {
 } from '../documents/published-documents.ts';
 import { schema } from '../graphql/schema/index.ts';
 import type { CommandContext, HelpCommand } from './command-line.ts';
-import { onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
-import { CommandFailure } from './failures.ts';
+import { CommandFailure, onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
 import { iso, jsonAnswer, shortDate, table } from './text-format.ts';
 
 type DocumentsCommand =

@@ -12,8 +12,7 @@ import {
 } from '../auth/api-key-store.ts';
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../auth/scopes.ts';
 import type { CommandContext, HelpCommand } from './command-line.ts';
-import { onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
-import { CommandFailure } from './failures.ts';
+import { CommandFailure, onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
 import { iso, jsonAnswer, shortDate, table } from './text-format.ts';
 
 type KeysCommand =
