@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REQUEST_DURATION_BUCKETS } from '../src/metrics/metric-definitions.ts';
-import { createMetrics } from '../src/metrics/metrics.ts';
+import { createMetrics, REQUEST_DURATION_BUCKETS } from '../src/metrics/metrics.ts';
 
 const NAME = 'http_request_duration_seconds';
 const last = REQUEST_DURATION_BUCKETS.at(-1) as number;
