@@ -1,6 +1,6 @@
 import type { RequestListener, Server } from 'node:http';
 import { createHttpServer } from './http/server.ts';
-import { listenRefusal, StartRefusedError } from './start-refusal.ts';
+import { StartRefusedError } from './start-refusal.ts';
 
 export interface ServerOptions {
   keepAliveTimeoutMs: number;
@@ -13,6 +13,24 @@ export interface ListenOn {
   port: number;
   /** The variables that set them, named when the user must change one. */
   variables: { host: string; port: string };
+}
+
+/** Why a listen failed, when it is the user's to fix; undefined for anything unexpected. */
+function listenRefusal(code: string | undefined, variables: ListenOn['variables']): string | undefined {
+  switch (code) {
+    case 'EADDRINUSE':
+      return `another process listens there: stop it, or set ${variables.port} to another port`;
+    case 'EACCES':
+      return `this user may not listen there (ports below 1024 need privileges): set ${variables.port} to another port`;
+    case 'EADDRNOTAVAIL':
+      return `no network interface of this machine has that address: check ${variables.host}`;
+    case 'ENOTFOUND':
+      return `that host name resolves to no address (a typo?): check ${variables.host}`;
+    case 'EAI_AGAIN':
+      return `that host name could not be resolved now (the name server did not answer): check ${variables.host}, or set it to an IP address`;
+    default:
+      return undefined;
+  }
 }
 
 /**

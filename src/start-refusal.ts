@@ -16,21 +16,3 @@ export class StartRefusedError extends Error {
 export function sayRefusal(reason: string): void {
   process.stderr.write(`petstore-gateway cannot start: ${reason.replace(/\s*\n\s*/g, ' ')}\n`);
 }
-
-/** Why a listen failed, when it is the user's to fix; undefined for anything unexpected. */
-export function listenRefusal(code: string | undefined, variables: { port: string; host: string }): string | undefined {
-  switch (code) {
-    case 'EADDRINUSE':
-      return `another process listens there: stop it, or set ${variables.port} to another port`;
-    case 'EACCES':
-      return `this user may not listen there (ports below 1024 need privileges): set ${variables.port} to another port`;
-    case 'EADDRNOTAVAIL':
-      return `no network interface of this machine has that address: check ${variables.host}`;
-    case 'ENOTFOUND':
-      return `that host name resolves to no address (a typo?): check ${variables.host}`;
-    case 'EAI_AGAIN':
-      return `that host name could not be resolved now (the name server did not answer): check ${variables.host}, or set it to an IP address`;
-    default:
-      return undefined;
-  }
-}

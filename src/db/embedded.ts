@@ -41,15 +41,6 @@ export class NoEmbeddedDatabaseError extends StartRefusedError {
   }
 }
 
-function commandExists(command: string, args: string[]): boolean {
-  return spawnSync(command, args, { stdio: 'ignore' }).status === 0;
-}
-
-function readMarker(directory: string): string | undefined {
-  const file = join(directory, BACKEND_MARKER);
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
-}
-
 /** Where the server will listen, or NoEmbeddedDatabaseError when no socket path is short enough. */
 function listenerOf(directory: string): EmbeddedListener {
   try {
@@ -115,20 +106,17 @@ export async function startEmbeddedDatabase({ dataDir, log, warn = log }: Embedd
   }
 }
 
-async function startOwnFerretDb(
-  directory: string,
-  listener: EmbeddedListener,
-  log: (message: string) => void,
-): Promise<EmbeddedDatabase> {
-  const marker = readMarker(directory);
-  if (marker !== undefined && marker !== KIND) {
+async function startOwnFerretDb(directory: string, listener: EmbeddedListener, log: EmbeddedOptions['log']) {
+  const markerFile = join(directory, BACKEND_MARKER);
+  const marker = existsSync(markerFile) ? readFileSync(markerFile, 'utf8').trim() : KIND;
+  if (marker !== KIND) {
     throw new NoEmbeddedDatabaseError(`${directory} holds ${marker} data; not starting ${KIND} over it`);
   }
-  if (!existsSync(ferretDbBinaryPath()) && !commandExists('go', ['version'])) {
+  if (!existsSync(ferretDbBinaryPath()) && spawnSync('go', ['version'], { stdio: 'ignore' }).status !== 0) {
     throw new NoEmbeddedDatabaseError('Go is not installed, so FerretDB cannot be built (install Go)');
   }
   // Claimed before the server writes a file, so nothing else starts over a half-made directory.
-  writeFileSync(join(directory, BACKEND_MARKER), `${KIND}\n`, { mode: PRIVATE_FILE_MODE });
+  writeFileSync(markerFile, `${KIND}\n`, { mode: PRIVATE_FILE_MODE });
   try {
     return { ...(await startFerretDb(await buildFerretDb(log), directory, listener)), kind: KIND };
   } catch (error) {
