@@ -1,5 +1,5 @@
 import { trace } from '@opentelemetry/api';
-import { recordErrors } from './exception.ts';
+import { recordErrors } from './graphql-spans.ts';
 import { type TraceFields, traceFieldsOf } from './log-fields.ts';
 
 /** What the edge does for tracing, given to it only while tracing is on. */
