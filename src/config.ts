@@ -57,6 +57,8 @@ const corsOrigins = z
     });
   });
 
+const wholeNumber = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
 // The message never repeats the value: a URL may carry a password.
 const redisUrl = z
   .string()
@@ -66,7 +68,7 @@ const redisUrl = z
 const envSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+    PORT: wholeNumber(0, 65535).default(4000),
     HOST: z.string().min(1).default('127.0.0.1'),
     API_KEYS: apiKeyList.default([]),
     MONGODB_URI: z
@@ -87,21 +89,21 @@ const envSchema = z
       .max(REST_BASE_PATH_MAX_LENGTH, `at most ${REST_BASE_PATH_MAX_LENGTH} characters (a path such as /v1)`)
       .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /v1, without a trailing slash')
       .default('/v1'),
-    MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
+    MAX_BODY_BYTES: wholeNumber(1024, 10_485_760).default(16_384),
     // A generous query with variables is a few KB.
-    MAX_GRAPHQL_BODY_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(65_536),
-    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+    MAX_GRAPHQL_BODY_BYTES: wholeNumber(1024, 10_485_760).default(65_536),
+    SHUTDOWN_TIMEOUT_MS: wholeNumber(0, 600_000).default(10_000),
     // Unset: 5 s in production (about two health-check intervals of a balancer), 0 elsewhere.
-    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).optional(),
+    SHUTDOWN_DELAY_MS: wholeNumber(0, 600_000).optional(),
     // Above common balancers' idle timeouts (AWS ALB 60 s), so the balancer closes idle connections first.
-    KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(65_000),
+    KEEP_ALIVE_TIMEOUT_MS: wholeNumber(1_000, 3_600_000).default(65_000),
     // Below 100 the REST list route (limit up to 100) would trip it.
-    MAX_GRAPHQL_LIST_ITEMS: z.coerce.number().int().min(100).max(100_000).default(500),
+    MAX_GRAPHQL_LIST_ITEMS: wholeNumber(100, 100_000).default(500),
     // Requests per second per key and the most in one second; failed authentications per address. 0 turns one off.
-    RATE_LIMIT_PER_KEY: z.coerce.number().int().min(0).max(1_000_000).default(100),
-    RATE_LIMIT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(200),
-    AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
-    AUTH_FAILURE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(20),
+    RATE_LIMIT_PER_KEY: wholeNumber(0, 1_000_000).default(100),
+    RATE_LIMIT_BURST: wholeNumber(0, 1_000_000).default(200),
+    AUTH_FAILURE_LIMIT: wholeNumber(0, 1_000_000).default(10),
+    AUTH_FAILURE_BURST: wholeNumber(0, 1_000_000).default(20),
     // Set: the per-key and failed-authentication limits count in Redis, shared by every instance using it.
     REDIS_URL: redisUrl.optional(),
     // Unset: the client address is the socket's peer. Set: the proxies whose X-Forwarded-For is believed.
@@ -112,28 +114,23 @@ const envSchema = z
     // API_KEYS keys and keys issued with --allow-arbitrary-documents (enforce). Ids work in every mode.
     TRUSTED_DOCUMENTS: z.enum(['off', 'log', 'enforce']).default('off'),
     // Unset: /metrics is on PORT behind the API key. Set: only there, without a key, for a private network.
-    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    METRICS_PORT: wholeNumber(0, 65535).optional(),
     METRICS_HOST: z.string().min(1).optional(),
     // Subscription streams (GraphQL over SSE) one API key may hold open on one instance, and the instance in all.
-    MAX_SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(10),
-    MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+    MAX_SUBSCRIPTIONS_PER_KEY: wholeNumber(1, 100_000).default(10),
+    MAX_SUBSCRIPTIONS: wholeNumber(1, 1_000_000).default(1_000),
     // How often every subscriber looks again without a notification: what a lost one costs at most.
-    SUBSCRIPTION_POLL_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    SUBSCRIPTION_POLL_MS: wholeNumber(100, 600_000).default(5_000),
     // How long pets beyond a missing id are held back for it (ids are taken before the insert).
-    SUBSCRIPTION_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
+    SUBSCRIPTION_SETTLE_MS: wholeNumber(0, 600_000).default(2_000),
     // WebSocket pings: below proxies' idle timeouts; a peer that has not answered one by the next is cut.
-    WEBSOCKET_PING_MS: z.coerce.number().int().min(100).max(60_000).default(12_000),
+    WEBSOCKET_PING_MS: wholeNumber(100, 60_000).default(12_000),
     // Unauthenticated WebSockets (3 s each at most) per instance (503) and per address (429); an address's upgrades/s.
-    MAX_PENDING_WEBSOCKETS: z.coerce.number().int().min(1).max(1_000_000).default(100),
-    MAX_PENDING_WEBSOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(10),
-    WEBSOCKET_UPGRADE_LIMIT: z.coerce.number().int().min(0).max(1_000_000).default(10),
-    WEBSOCKET_UPGRADE_BURST: z.coerce.number().int().min(0).max(1_000_000).default(30),
-    IDEMPOTENCY_RETENTION_HOURS: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(24 * 30)
-      .default(DEFAULT_IDEMPOTENCY_RETENTION_HOURS),
+    MAX_PENDING_WEBSOCKETS: wholeNumber(1, 1_000_000).default(100),
+    MAX_PENDING_WEBSOCKETS_PER_ADDRESS: wholeNumber(1, 1_000_000).default(10),
+    WEBSOCKET_UPGRADE_LIMIT: wholeNumber(0, 1_000_000).default(10),
+    WEBSOCKET_UPGRADE_BURST: wholeNumber(0, 1_000_000).default(30),
+    IDEMPOTENCY_RETENTION_HOURS: wholeNumber(1, 24 * 30).default(DEFAULT_IDEMPOTENCY_RETENTION_HOURS),
   })
   .transform((env) => ({
     ...env,
