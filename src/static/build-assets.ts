@@ -84,15 +84,8 @@ function moveIntoPlace(built: string, dir: string, buildKey: string): void {
   }
 }
 
-export interface BuildAssetsResult {
-  built: boolean;
-  dir: string;
-  manifest: AssetManifest;
-  milliseconds: number;
-}
-
 /** Writes GraphiQL and Swagger UI into `dir` as hashed, precompressed files; a no-op when up to date. */
-export async function buildAssets(options: { dir?: string; force?: boolean } = {}): Promise<BuildAssetsResult> {
+export async function buildAssets(options: { dir?: string; force?: boolean } = {}) {
   const started = performance.now();
   const dir = options.dir ?? DEFAULT_ASSETS_DIR;
   const buildKey = computeBuildKey();
@@ -114,7 +107,7 @@ export async function buildAssets(options: { dir?: string; force?: boolean } = {
   }
 }
 
-export interface AssetSource {
+interface AssetSource {
   /** Logical name, kept in the hashed name: `graphiql.js` becomes `graphiql.3f2a9c1b.js`. */
   name: string;
   content: Buffer;
@@ -164,7 +157,7 @@ async function writeAsset(dir: string, { name, content }: AssetSource) {
 }
 
 /** Writes each source under its content-hashed name, with .br and .gz beside it where they pay. */
-export async function writeHashedAssets(
+async function writeHashedAssets(
   dir: string,
   sources: readonly AssetSource[],
 ): Promise<Pick<AssetManifest, 'assets' | 'files'>> {

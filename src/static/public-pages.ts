@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from '../http/send-json.ts';
 import { assetUrl, DEFAULT_ASSETS_DIR } from './asset-manifest.ts';
-import { createHtmlPage, escapeHtml, type HtmlPage } from './html-page.ts';
 import { isLocalBrowserRequest } from './loopback.ts';
 import { createStaticAssets } from './static-assets.ts';
-import { createApiDocsPage, createGraphiQLPage } from './tool-pages.ts';
+import { createApiDocsPage, createGraphiQLPage, createHtmlPage, escapeHtml, type HtmlPage } from './tool-pages.ts';
 
 export interface PublicPagesOptions {
   graphqlEndpoint: string;
