@@ -88,10 +88,6 @@ function refusalMessage(file: string, problem: string, refused: RefusedDocument[
   return [`${file} was not published${stored}: ${problem}`, ...lines].join('\n');
 }
 
-function publishedJson(outcome: PublishOutcome): string {
-  return jsonAnswer({ published: outcome.published, alreadyPublished: outcome.alreadyPublished });
-}
-
 function publishedText(file: string, documents: PublishableDocument[], outcome: PublishOutcome): string {
   const stored = new Set(outcome.published);
   const counts = `${outcome.published.length} new, ${outcome.alreadyPublished.length} already published`;
@@ -132,10 +128,6 @@ function listText(documents: PersistedDocument[]): string {
   ]);
 }
 
-const removedJson = (id: string) => jsonAnswer({ id, removed: true });
-
-const removedText = (id: string) =>
-  `Removed ${id}. Running services stop accepting it within 5 s (while they can read the database).\n`;
 /** FILE's documents, every one checked, before the database is opened; CommandFailure if any is refused. */
 async function publishable(file: string): Promise<PublishableDocument[]> {
   let text: string;
@@ -155,7 +147,10 @@ async function runDocumentsCommand(command: DocumentsCommand, { database }: Comm
     case 'publish': {
       const documents = await publishable(command.file);
       const outcome = await createPersistedDocumentStore(await database()).publish(documents);
-      return command.json ? publishedJson(outcome) : publishedText(command.file, documents, outcome);
+      const { published, alreadyPublished } = outcome;
+      return command.json
+        ? jsonAnswer({ published, alreadyPublished })
+        : publishedText(command.file, documents, outcome);
     }
     case 'list': {
       const documents = await createPersistedDocumentStore(await database()).list();
@@ -165,7 +160,8 @@ async function runDocumentsCommand(command: DocumentsCommand, { database }: Comm
       if (!(await createPersistedDocumentStore(await database()).remove(command.id))) {
         throw new CommandFailure(`no published document has the id ${command.id} (see npm run documents -- list)`);
       }
-      return command.json ? removedJson(command.id) : removedText(command.id);
+      if (command.json) return jsonAnswer({ id: command.id, removed: true });
+      return `Removed ${command.id}. Running services stop accepting it within 5 s (while they can read the database).\n`;
     }
   }
 }

@@ -138,9 +138,6 @@ function keyStatus(record: ApiKeyRecord, now: Date): KeyStatus {
   return 'active';
 }
 
-/** What `list` says in its DOCUMENTS column: any document, or only published ones under TRUSTED_DOCUMENTS=enforce. */
-const documentsAllowed = (record: ApiKeyRecord) => (record.allowArbitraryDocuments ? 'any' : 'published');
-
 function createdJson({ key, record }: IssuedKey): string {
   return jsonAnswer({
     id: record.id,
@@ -195,7 +192,8 @@ function listText(records: ApiKeyRecord[], now: Date): string {
       record.name,
       keyStatus(record, now),
       record.scopes.join(','),
-      documentsAllowed(record),
+      // Any document, or only published ones under TRUSTED_DOCUMENTS=enforce.
+      record.allowArbitraryDocuments ? 'any' : 'published',
       shortDate(record.createdAt),
       record.expiresAt ? shortDate(record.expiresAt) : '-',
       record.lastUsedAt ? shortDate(record.lastUsedAt) : 'never',
