@@ -15,7 +15,7 @@ export interface LockOwner {
 }
 
 export class DataDirInUseError extends StartRefusedError {
-  constructor(directory: string, owner: LockOwner) {
+  constructor(directory: string, owner: LockOwner = { pid: 0, host: '?', startedAt: '?' }) {
     super(
       `${directory} is in use by process ${owner.pid} on ${owner.host} (since ${owner.startedAt}). ` +
         'Two servers over the same files would corrupt them: stop that one first, or give this one another DATA_DIR.',
@@ -85,7 +85,7 @@ export function lockDataDir(directory: string): () => void {
   for (let attempt = 0; attempt < 3; attempt++) {
     if (createExclusive(file, content)) return release;
     const owner = readOwner(file);
-    if (!isStale(file, owner)) throw new DataDirInUseError(directory, owner ?? { pid: 0, host: '?', startedAt: '?' });
+    if (!isStale(file, owner)) throw new DataDirInUseError(directory, owner);
     if (!createExclusive(takeover, content)) {
       try {
         if (Date.now() - statSync(takeover).mtimeMs > TAKEOVER_STALE_MS) rmSync(takeover, { force: true });
@@ -106,6 +106,5 @@ export function lockDataDir(directory: string): () => void {
       rmSync(takeover, { force: true });
     }
   }
-  const owner = readOwner(file);
-  throw new DataDirInUseError(directory, owner ?? { pid: 0, host: '?', startedAt: '?' });
+  throw new DataDirInUseError(directory, readOwner(file));
 }

@@ -1,7 +1,7 @@
 import { lstatSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { PRIVATE_FILE_MODE } from './private-directory.ts';
+import { ownedByMe, PRIVATE_FILE_MODE } from './private-directory.ts';
 
 /**
  * Where the owner of DATA_DIR says its embedded database listens. The lock stops a second server over
@@ -86,8 +86,7 @@ function removeAbandonedSocketDirectory(dataDir: string): void {
   if (directory === undefined) return;
   try {
     const stats = lstatSync(directory);
-    const mine = process.getuid === undefined || stats.uid === process.getuid();
-    if (stats.isDirectory() && mine) rmSync(directory, { recursive: true, force: true });
+    if (stats.isDirectory() && ownedByMe(stats)) rmSync(directory, { recursive: true, force: true });
   } catch {
     // Gone already (the temporary directory was cleaned).
   }

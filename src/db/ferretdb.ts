@@ -85,12 +85,8 @@ function supervise(child: ChildProcess, uri: string): EmbeddedProcess {
 }
 
 /** Waits for the child's readiness line; on failure or timeout the child is killed, never left behind. */
-async function waitForReady(
-  child: ChildProcess,
-  output: NodeJS.ReadableStream,
-  ready: (line: string) => string | null,
-): Promise<string> {
-  return new Promise<string>((resolveReady, fail) => {
+function waitForReady(child: ChildProcess, output: NodeJS.ReadableStream, isReady: (line: string) => boolean) {
+  return new Promise<void>((resolveReady, fail) => {
     const abort = (error: Error) => {
       clearTimeout(timer);
       child.kill('SIGKILL');
@@ -100,13 +96,11 @@ async function waitForReady(
     child.once('error', abort);
     child.once('exit', (code) => abort(new Error(`exited early with code ${code}`)));
     createInterface({ input: output }).on('line', (line) => {
-      const value = ready(line);
-      if (value !== null) {
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        child.removeAllListeners('error');
-        resolveReady(value);
-      }
+      if (!isReady(line)) return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      child.removeAllListeners('error');
+      resolveReady();
     });
   });
 }
@@ -133,6 +127,6 @@ export async function startFerretDb(
   // It warns about every command it lacks (the driver's endSessions, say): errors are what matter.
   const args = [...listener.args, '--dir', dataDir, '--exit-with-stdin', '--log-level', 'error'];
   const child = spawnPrivately(binary, args);
-  await waitForReady(child, child.stdout, (line) => /^ready (\S+)/.exec(line)?.[1] ?? null);
+  await waitForReady(child, child.stdout, (line) => /^ready \S/.test(line));
   return supervise(child, listener.uri);
 }

@@ -11,7 +11,8 @@ export const PRIVATE_FILE_MODE = 0o600;
 export const PRIVATE_UMASK = 0o077;
 
 const OTHERS = 0o077;
-const ownedByMe = (stats: Stats) => process.getuid === undefined || stats.uid === process.getuid();
+/** Whether this process's user owns what `stats` describes (always, where there are no uids). */
+export const ownedByMe = (stats: Stats) => process.getuid === undefined || stats.uid === process.getuid();
 
 /** Something other users can read or write that this user cannot make private: it is not ours. */
 export interface NotOwnedEntry {
