@@ -81,13 +81,6 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 
-/** Whether any issued key could authenticate: read once, before the service's own key sync starts. */
-async function anyIssuedKey(stores: Stores): Promise<boolean> {
-  const now = Date.now();
-  const keys = await stores.issuedKeys.active();
-  return keys.some((key) => key.expiresAt === null || key.expiresAt.getTime() > now);
-}
-
 /**
  * A newcomer's `npm start` opens GraphiQL with a working key: one generated for this run, only where
  * nobody else can use it (a loopback listener, not production) and nothing else would authenticate.
@@ -99,10 +92,15 @@ async function withDevelopmentKey(stores: Stores): Promise<{ config: Config; dev
     logger.info({ host: config.HOST }, 'no development key: HOST is not a loopback address');
     return { config };
   }
-  const issued = await anyIssuedKey(stores).catch((error: unknown) => {
-    logger.warn({ err: error }, 'no development key: the issued API keys could not be read');
-    return true;
-  });
+  // Whether any issued key could authenticate: read once, before the service's own key sync starts.
+  const now = Date.now();
+  const issued = await stores.issuedKeys
+    .active()
+    .then((keys) => keys.some((key) => key.expiresAt === null || key.expiresAt.getTime() > now))
+    .catch((error: unknown) => {
+      logger.warn({ err: error }, 'no development key: the issued API keys could not be read');
+      return true;
+    });
   if (issued) return { config };
   const key = `dev_${randomBytes(24).toString('base64url')}`;
   logger.warn({ apiKey: key }, 'no API_KEYS and no issued key: generated a development key for this run');

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,7 +43,7 @@ export function tryReadAssetManifest(dir: string): AssetManifest | undefined {
 }
 
 export function readAssetManifest(dir: string): AssetManifest {
-  const manifest = existsSync(dir) ? tryReadAssetManifest(dir) : undefined;
+  const manifest = tryReadAssetManifest(dir);
   if (!manifest) {
     throw new Error(
       `Static assets are not built: ${join(dir, MANIFEST_FILE)} is missing or unreadable. ` +
