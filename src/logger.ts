@@ -2,13 +2,11 @@ import { openSync } from 'node:fs';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { activeTraceFields } from './telemetry/log-fields.ts';
 
-export interface ServiceLoggerOptions {
-  /** While tracing: every line written under a span carries trace_id and span_id (a pino mixin). */
-  traceContext?: boolean;
-}
-
-/** pino's settings for the service's lines; the mixin only when tracing, so no line pays for it otherwise. */
-export function loggerOptions(level: string, { traceContext = false }: ServiceLoggerOptions = {}): LoggerOptions {
+/**
+ * pino's settings for the service's lines. With `traceContext` (while tracing) every line written under a span
+ * carries trace_id and span_id: a mixin only then, so no line pays for it otherwise.
+ */
+export function loggerOptions(level: string, { traceContext = false } = {}): LoggerOptions {
   return { level, base: { service: 'petstore-gateway' }, ...(traceContext ? { mixin: activeTraceFields } : {}) };
 }
 
@@ -95,7 +93,7 @@ const batches = new WeakMap<Logger, LogBatch>();
 export const logBatchOf = (logger: Logger): LogBatch | undefined => batches.get(logger);
 
 /** The service's JSON logger: lines written in batches, at least every 100 ms, and whatever is left at exit. */
-export function createLogger(level: string, destination: string | number = 1, options?: ServiceLoggerOptions): Logger {
+export function createLogger(level: string, destination: string | number = 1, options?: { traceContext?: boolean }) {
   // A path is opened now, not asynchronously: a process that exits at once still leaves its lines.
   const fd = typeof destination === 'string' ? openSync(destination, 'a') : destination;
   const writer = pino.destination({ fd, sync: true, contentMode: 'buffer' }) as unknown as BufferWriter;

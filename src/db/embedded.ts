@@ -7,12 +7,10 @@ import { type EmbeddedListener, embeddedListener, publishEmbeddedAddress } from 
 import { buildFerretDb, type EmbeddedProcess, ferretDbBinaryPath, startFerretDb } from './ferretdb.ts';
 import { makePrivateDirectory, type NotOwnedEntry, PRIVATE_FILE_MODE } from './private-directory.ts';
 
-/** The one embedded server (older versions also ran mongod: see BACKEND_MARKER). */
-export type EmbeddedKind = 'ferretdb';
-
 /** A MongoDB-compatible server this process started and must stop. */
 export interface EmbeddedDatabase extends EmbeddedProcess {
-  kind: EmbeddedKind;
+  /** The one embedded server (older versions also ran mongod: see BACKEND_MARKER). */
+  kind: typeof KIND;
 }
 
 export interface EmbeddedOptions {
@@ -28,7 +26,7 @@ export interface EmbeddedOptions {
  * over their data would look like every pet vanished, and they must not start over FerretDB's.
  */
 const BACKEND_MARKER = '.backend';
-const KIND: EmbeddedKind = 'ferretdb';
+const KIND = 'ferretdb';
 
 /** Said in one line (main.ts prints it as the start's refusal), with the way around it. */
 export class NoEmbeddedDatabaseError extends StartRefusedError {
