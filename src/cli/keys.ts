@@ -122,8 +122,6 @@ function parseKeysArgs(argv: string[]): KeysCommand | HelpCommand {
   }
 }
 
-type KeyStatus = 'active' | 'expired' | 'revoked';
-
 interface IssuedKey {
   key: string;
   record: ApiKeyRecord;
@@ -132,7 +130,7 @@ interface IssuedKey {
 type Revoked = Exclude<RevokeOutcome, { outcome: 'not-found' }>;
 
 /** Revoked wins over expired: it is the operator's decision, expiry only the calendar's. */
-function keyStatus(record: ApiKeyRecord, now: Date): KeyStatus {
+function keyStatus(record: ApiKeyRecord, now: Date): 'active' | 'expired' | 'revoked' {
   if (record.revokedAt) return 'revoked';
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return 'expired';
   return 'active';
