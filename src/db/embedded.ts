@@ -104,7 +104,11 @@ export async function startEmbeddedDatabase({ dataDir, log, warn = log }: Embedd
   }
 }
 
-async function startOwnFerretDb(directory: string, listener: EmbeddedListener, log: EmbeddedOptions['log']) {
+async function startOwnFerretDb(
+  directory: string,
+  listener: EmbeddedListener,
+  log: EmbeddedOptions['log'],
+): Promise<EmbeddedDatabase> {
   const markerFile = join(directory, BACKEND_MARKER);
   const marker = existsSync(markerFile) ? readFileSync(markerFile, 'utf8').trim() : KIND;
   if (marker !== KIND) {
