@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { unauthenticated } from '../auth/key-refusals.ts';
+import { unauthenticated } from '../auth/api-keys.ts';
 import type { Config } from '../config.ts';
 import type { ExecutionExchange, FollowPets } from '../context.ts';
 import { ErrorCode } from '../graphql/errors.ts';
