@@ -41,7 +41,7 @@ import { createRestExecutor } from './rest/executor.ts';
 import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openapi-document.ts';
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
-import { createSubscriptions } from './subscriptions/subscriptions.ts';
+import { createSubscriptions } from './subscriptions/follow-pets.ts';
 import { createWebSockets, type WebSocketsOptions } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
 import { createExecuteSpans } from './telemetry/graphql-spans.ts';

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { startRefreshLoop } from '../db/refresh-loop.ts';
+import type { HttpError } from '../http/send-json.ts';
 import type { KeyGone } from '../http/stream-outcomes.ts';
 import { type ActiveKey, type ApiKeyStore, sha256Hex } from './api-key-store.ts';
 import { EVERY_SCOPE, type Scopes } from './scopes.ts';
@@ -9,6 +10,25 @@ export type Authentication =
   | { ok: false; keyWasSent: boolean };
 
 export type ApiKeyVerifier = (authorization: string | null) => Authentication;
+
+/** Why a key was not admitted: the error (401 or 429) and the headers its answer carries. */
+export interface KeyRefusal {
+  error: HttpError;
+  headers: Record<string, string>;
+}
+
+/**
+ * RFC 6750 §3: name the scheme; flag a key that was sent but is wrong. The edge answers it, and a
+ * subscription whose key went while its request arrived (subscriptions/follow-pets.ts).
+ */
+export function unauthenticated(keyWasSent: boolean, headers?: Record<string, string>): KeyRefusal {
+  const challenge = keyWasSent ? 'Bearer realm="petstore", error="invalid_token"' : 'Bearer realm="petstore"';
+  const message = keyWasSent
+    ? 'The API key is not valid'
+    : 'An API key is required: send "Authorization: Bearer <API_KEY>"';
+  const error = { status: 401, code: 'UNAUTHENTICATED', message };
+  return { error, headers: { ...headers, 'WWW-Authenticate': challenge } };
+}
 
 /** A key the service accepts: its id, and when it stops working (null: never). */
 interface KnownKey {
@@ -53,34 +73,22 @@ export interface KeyRing {
   standing(keyId: string): KeyGone | undefined;
 }
 
-/** API_KEYS keys by the digest of their token: every scope, any document, no expiry. */
-function configuredByDigest(keys: readonly string[]): Map<string, KnownKey> {
-  const known = (key: string): KnownKey => ({
-    keyId: configuredKeyId(key),
-    expiresAt: null,
-    issued: false,
-    arbitraryDocuments: true,
-    scopes: EVERY_SCOPE,
-  });
-  return new Map(keys.map((key) => [sha256Hex(key), known(key)]));
-}
-
-/** Issued keys by their stored digest, as their records say. */
-function issuedByDigest(keys: readonly ActiveKey[]): Map<string, KnownKey> {
-  const known = (key: ActiveKey): KnownKey => ({
-    keyId: key.id,
-    expiresAt: key.expiresAt?.getTime() ?? null,
-    issued: true,
-    arbitraryDocuments: key.allowArbitraryDocuments,
-    scopes: new Set(key.scopes),
-  });
-  return new Map(keys.map((key) => [key.digest, known(key)]));
-}
-
-/** The issued keys as last read: by digest for requests, by id for streams asking again. */
+/** The issued keys as last read, as their records say: by digest for requests, by id for streams asking again. */
 function indexIssued(keys: readonly ActiveKey[]) {
-  const byDigest = issuedByDigest(keys);
-  return { byDigest, byId: new Map([...byDigest.values()].map((known) => [known.keyId, known])) };
+  const byDigest = new Map<string, KnownKey>();
+  const byId = new Map<string, KnownKey>();
+  for (const key of keys) {
+    const known: KnownKey = {
+      keyId: key.id,
+      expiresAt: key.expiresAt?.getTime() ?? null,
+      issued: true,
+      arbitraryDocuments: key.allowArbitraryDocuments,
+      scopes: new Set(key.scopes),
+    };
+    byDigest.set(key.digest, known);
+    byId.set(key.id, known);
+  }
+  return { byDigest, byId };
 }
 
 /** Everything of the issued keys that changes what they allow: equal fingerprints, nothing to replace. */
@@ -91,44 +99,26 @@ function fingerprintOf(keys: readonly ActiveKey[]): string {
 }
 
 /**
- * Which expiry of each issued key was reported already: expiry is checked per request, so a stream
- * opened before it must be ended once; a key given a new expiry is reported again when it reaches it.
- */
-function createExpiryReports() {
-  const reported = new Map<string, number>();
-  return {
-    take(keys: Iterable<KnownKey>, expired: (known: KnownKey) => boolean): string[] {
-      const newly: string[] = [];
-      for (const known of keys) {
-        // A key not expired (now) forgets its report: an expiry set back to a reported one counts again.
-        if (!expired(known)) reported.delete(known.keyId);
-        else if (reported.get(known.keyId) !== known.expiresAt) {
-          reported.set(known.keyId, known.expiresAt ?? 0);
-          newly.push(known.keyId);
-        }
-      }
-      return newly;
-    },
-    /** Keys no longer issued are forgotten, so this holds no more than the issued keys. */
-    keepOnly(keyIds: { has(keyId: string): boolean }): void {
-      for (const keyId of reported.keys()) if (!keyIds.has(keyId)) reported.delete(keyId);
-    },
-  };
-}
-
-/**
  * The keys this instance accepts: API_KEYS plus the issued ones, found by the SHA-256 of the token
  * (a random key cannot be guessed digest by digest, so the lookup's timing reveals nothing usable).
  * A header that matched is remembered, so repeat clients skip the hashing; the memory is cleared
  * whenever the issued keys change, so a revocation is never hidden behind it.
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
-  const configured = configuredByDigest(configuredKeys);
+  // API_KEYS keys: every scope, any document, no expiry.
+  const configured = new Map(
+    configuredKeys.map((key): [string, KnownKey] => [
+      sha256Hex(key),
+      { keyId: configuredKeyId(key), expiresAt: null, issued: false, arbitraryDocuments: true, scopes: EVERY_SCOPE },
+    ]),
+  );
   const configuredIds = new Set([...configured.values()].map((known) => known.keyId));
   let issued = indexIssued([]);
   let issuedFingerprint = '';
   const remembered = new Map<string, KnownKey>();
-  const expiryReports = createExpiryReports();
+  // The expiry of each issued key reported already: a stream opened before it must be ended once; a
+  // key given a new expiry is reported again when it reaches it.
+  const reportedExpiries = new Map<string, number>();
   let lastUses = new Map<string, number>();
 
   const expired = (known: KnownKey) => known.expiresAt !== null && known.expiresAt <= now();
@@ -160,7 +150,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     const before = issued.byId;
     issued = indexIssued(keys);
     remembered.clear();
-    expiryReports.keepOnly(issued.byId);
+    for (const keyId of reportedExpiries.keys()) if (!issued.byId.has(keyId)) reportedExpiries.delete(keyId);
     return [...before.keys()].filter((keyId) => !issued.byId.has(keyId));
   }
 
@@ -172,7 +162,19 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
 
   const hasUsableKey = () => configured.size > 0 || [...issued.byId.values()].some((known) => !expired(known));
 
-  const takeExpired = () => expiryReports.take(issued.byId.values(), expired);
+  function takeExpired(): string[] {
+    const newly: string[] = [];
+    for (const known of issued.byId.values()) {
+      // A key not expired (now) forgets its report: an expiry set back to a reported one counts again.
+      if (!expired(known)) reportedExpiries.delete(known.keyId);
+      else if (reportedExpiries.get(known.keyId) !== known.expiresAt) {
+        reportedExpiries.set(known.keyId, known.expiresAt ?? 0);
+        newly.push(known.keyId);
+      }
+    }
+    return newly;
+  }
+
   const standing = (keyId: string): KeyGone | undefined => {
     const known = issued.byId.get(keyId);
     if (known) return expired(known) ? 'expired' : undefined;

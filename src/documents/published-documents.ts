@@ -1,6 +1,7 @@
-import { type Collection, type Db, MongoServerError } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import type { Logger } from 'pino';
 import { DATABASE_DEADLINE_MS, withDeadline, withSignal } from '../db/deadline.ts';
+import { isDuplicateKey } from '../db/driver-errors.ts';
 import { startRefreshLoop } from '../db/refresh-loop.ts';
 
 // The trusted documents: the persistedDocuments collection, and each instance's view of what is published.
@@ -26,13 +27,8 @@ export interface PersistedDocument extends PublishableDocument {
   publishedAt: Date;
 }
 
-interface PersistedDocumentRecord {
-  /** `sha256:<hex>` of `document`. */
-  _id: string;
-  document: string;
-  operations: DocumentOperation[];
-  publishedAt: Date;
-}
+/** As stored: the id (`sha256:<hex>` of `document`) is the record's `_id`. */
+type PersistedDocumentRecord = Omit<PersistedDocument, 'id'> & { _id: string };
 
 export interface PublishOutcome {
   /** Ids stored by this call. */
@@ -41,24 +37,7 @@ export interface PublishOutcome {
   alreadyPublished: string[];
 }
 
-const DUPLICATE_KEY = 11_000;
-
 const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) => withDeadline(DATABASE_DEADLINE_MS, work);
-
-const toDocument = ({ _id, document, operations, publishedAt }: PersistedDocumentRecord): PersistedDocument => ({
-  id: _id,
-  document,
-  operations,
-  publishedAt,
-});
-
-/** The names of every published operation: each has its own metric label (operation-labels.ts). */
-async function operationNamesIn(documents: Collection<PersistedDocumentRecord>): Promise<string[]> {
-  const records = await bounded((signal) =>
-    documents.find({}, { projection: { _id: 0, operations: 1 }, signal }).toArray(),
-  );
-  return records.flatMap((record) => record.operations.flatMap((operation) => operation.name ?? []));
-}
 
 /**
  * The `persistedDocuments` collection: the trusted documents every instance serves by id. Written by
@@ -71,28 +50,16 @@ export function createPersistedDocumentStore(db: Db) {
   /** Stores the documents not stored yet, one by one (a file holds tens, and a publish is rare). */
   async function publish(items: readonly PublishableDocument[], now: Date = new Date()): Promise<PublishOutcome> {
     const outcome: PublishOutcome = { published: [], alreadyPublished: [] };
-    const stored = new Set(
-      (
-        await bounded((signal) =>
-          documents.find({ _id: { $in: items.map((item) => item.id) } }, { projection: { _id: 1 }, signal }).toArray(),
-        )
-      ).map((record) => record._id),
-    );
     for (const { id, document, operations } of items) {
-      if (stored.has(id)) {
-        outcome.alreadyPublished.push(id);
-        continue;
-      }
       try {
         const record = { _id: id, document, operations, publishedAt: now };
         await bounded((signal) => documents.insertOne(record, withSignal({}, signal)));
         outcome.published.push(id);
       } catch (error) {
-        // Another publish of the same file got there first: the same text under the same id.
-        if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+        // Stored already (by an earlier publish, or another at the same time): the same text under the same id.
+        if (!isDuplicateKey(error)) throw error;
         outcome.alreadyPublished.push(id);
       }
-      stored.add(id);
     }
     return outcome;
   }
@@ -101,7 +68,7 @@ export function createPersistedDocumentStore(db: Db) {
   async function list(): Promise<PersistedDocument[]> {
     const records = await bounded((signal) => documents.find({}, { signal }).toArray());
     return records
-      .map(toDocument)
+      .map(({ _id, document, operations, publishedAt }) => ({ id: _id, document, operations, publishedAt }))
       .sort((a, b) => a.publishedAt.getTime() - b.publishedAt.getTime() || a.id.localeCompare(b.id));
   }
 
@@ -123,7 +90,14 @@ export function createPersistedDocumentStore(db: Db) {
     return record?.document ?? null;
   }
 
-  return { publish, list, remove, ids, operationNames: () => operationNamesIn(documents), find };
+  /** The names of every published operation: each has its own metric label (operation-labels.ts). */
+  async function operationNames(): Promise<string[]> {
+    const projection = { _id: 0, operations: 1 };
+    const records = await bounded((signal) => documents.find({}, { projection, signal }).toArray());
+    return records.flatMap((record) => record.operations.flatMap((operation) => operation.name ?? []));
+  }
+
+  return { publish, list, remove, ids, operationNames, find };
 }
 
 export type PersistedDocumentStore = ReturnType<typeof createPersistedDocumentStore>;
@@ -164,21 +138,6 @@ export interface PublishedDocumentsOptions {
 }
 
 /**
- * The published ids as read now; when they differ from `known`, the published operations' names are
- * read and told first (metric labels), so that should that read fail, the next refresh tries again.
- */
-async function readIds(
-  store: PublishedDocumentSource,
-  known: ReadonlySet<string>,
-  onOperationNames?: (names: ReadonlySet<string>) => void,
-): Promise<Set<string>> {
-  const ids = new Set(await store.ids());
-  const changed = ids.size !== known.size || [...ids].some((id) => !known.has(id));
-  if (changed && store.operationNames && onOperationNames) onOperationNames(new Set(await store.operationNames()));
-  return ids;
-}
-
-/**
  * The trusted documents as this instance knows them: every published id, read every
  * PUBLISHED_DOCUMENTS_REFRESH_MS (the negative cache: an id not among them is refused without a
  * read), and the texts asked for, cached. An id is the hash of its text, so a cached text never goes
@@ -192,7 +151,13 @@ export function createPublishedDocuments(options: PublishedDocumentsOptions): Pu
 
   const reads = startRefreshLoop({
     refresh: async () => {
-      published = await readIds(store, published, options.onOperationNames);
+      const ids = new Set(await store.ids());
+      // Names first (metric labels): should their read fail, the ids stay unchanged and the next refresh tries again.
+      const changed = ids.size !== published.size || [...ids].some((id) => !published.has(id));
+      if (changed && store.operationNames && options.onOperationNames) {
+        options.onOperationNames(new Set(await store.operationNames()));
+      }
+      published = ids;
       for (const id of texts.keys()) if (!published.has(id)) texts.delete(id);
     },
     intervalMs: options.refreshMs ?? PUBLISHED_DOCUMENTS_REFRESH_MS,

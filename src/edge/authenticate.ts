@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { ApiKeyVerifier } from '../auth/api-keys.ts';
-import { type KeyRefusal, unauthenticated } from '../auth/key-refusals.ts';
+import { type ApiKeyVerifier, type KeyRefusal, unauthenticated } from '../auth/api-keys.ts';
 import type { Scopes } from '../auth/scopes.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { sendError } from '../http/send-json.ts';

@@ -73,22 +73,7 @@ export interface Representation {
 /** What a 200 to a GET carries, and whether the client's copy is current (then the answer is 304). */
 export interface Validation {
   notModified: boolean;
-  /**
-   * A 304 matched by an entity tag, not by `*`: only that one saved the client a body, so only that
-   * one gives its rate-limit point back (`*` matches any answer, whatever the client holds).
-   */
-  matchedTag: boolean;
   headers: Record<string, string>;
-}
-
-export function validate(ifNoneMatch: string | undefined, answer: Representation, vary: string): Validation {
-  const etag = entityTagOf(answer.mediaType, answer.body, answer.headers);
-  const notModified = ifNoneMatchNames(ifNoneMatch, etag);
-  return {
-    notModified,
-    matchedTag: notModified && (ifNoneMatch as string).trim() !== '*',
-    headers: { ETag: etag, 'Cache-Control': REVALIDATED_CACHE_CONTROL, Vary: vary },
-  };
 }
 
 /** What a 304 gives back: the rate-limit point its request took (rate-limits.ts revalidated). */
@@ -102,8 +87,10 @@ export interface Revalidating {
 export type GiveBack = (exchange: Revalidating) => Promise<unknown> | undefined;
 
 /**
- * The decision REST and GraphQL GETs share: validate, and before a 304 matched by a tag, give its
- * rate-limit point back (its RateLimit headers must say so). Awaited only then: a 200 stays synchronous.
+ * The decision REST and GraphQL GETs share: validate, and before a 304 matched by an entity tag, give
+ * its rate-limit point back (its RateLimit headers must say so). Not one matched by `*`: only a tag
+ * saved the client a body (`*` matches any answer, whatever the client holds). Awaited only then: a
+ * 200 stays synchronous.
  */
 export function revalidate(
   ifNoneMatch: string | undefined,
@@ -111,7 +98,10 @@ export function revalidate(
   vary: string,
   giving: { exchange: Revalidating; giveBack: GiveBack | undefined },
 ): Validation | Promise<Validation> {
-  const checked = validate(ifNoneMatch, answer, vary);
-  const given = checked.matchedTag ? giving.giveBack?.(giving.exchange) : undefined;
+  const etag = entityTagOf(answer.mediaType, answer.body, answer.headers);
+  const notModified = ifNoneMatchNames(ifNoneMatch, etag);
+  const checked = { notModified, headers: { ETag: etag, 'Cache-Control': REVALIDATED_CACHE_CONTROL, Vary: vary } };
+  const matchedTag = notModified && (ifNoneMatch as string).trim() !== '*';
+  const given = matchedTag ? giving.giveBack?.(giving.exchange) : undefined;
   return given === undefined ? checked : given.then(() => checked);
 }

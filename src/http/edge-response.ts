@@ -5,11 +5,6 @@ type HeaderList = OutgoingHttpHeaders | readonly OutgoingHttpHeader[];
 
 const sameName = (a: string, b: string) => a.length === b.length && a.toLowerCase() === b.toLowerCase();
 
-/** Drops the pairs named `name` from a flat [name, value, ...] list: a header set again replaces it. */
-function drop(pairs: OutgoingHttpHeader[], name: string): void {
-  for (let i = pairs.length - 2; i >= 0; i -= 2) if (sameName(pairs[i] as string, name)) pairs.splice(i, 2);
-}
-
 const isVary = (name: string) => sameName(name, 'vary');
 
 /** Vary lists what the answer depends on: a later Vary adds to an earlier one (CORS's Origin stays). */
@@ -18,15 +13,14 @@ function joinVary<Later>(earlier: unknown, later: Later): Later | string {
   return earlier === undefined || later === undefined ? later : `${earlier}, ${later}`;
 }
 
-function valueIn(pairs: OutgoingHttpHeader[], name: string): OutgoingHttpHeader | undefined {
-  for (let i = 0; i < pairs.length; i += 2) if (sameName(pairs[i] as string, name)) return pairs[i + 1];
-  return undefined;
-}
-
-/** Adds a header to a flat list, replacing any of the same name (adding to it for Vary). */
+/** Adds a header to a flat [name, value, ...] list, replacing any of the same name (adding to it for Vary). */
 function put(pairs: OutgoingHttpHeader[], name: string, given: OutgoingHttpHeader | undefined): void {
-  const value = isVary(name) ? joinVary(valueIn(pairs, name), given) : given;
-  drop(pairs, name);
+  let value = given;
+  for (let i = pairs.length - 2; i >= 0; i -= 2) {
+    if (!sameName(pairs[i] as string, name)) continue;
+    if (isVary(name)) value = joinVary(pairs[i + 1], value);
+    pairs.splice(i, 2);
+  }
   pairs.push(name, value as OutgoingHttpHeader);
 }
 

@@ -36,22 +36,19 @@ const DEFAULT_TIMEOUTS: HttpServerTimeouts = {
  * The tests shorten the timeouts: they cannot wait 15 s for each slow sender.
  */
 export function createHttpServer(listener: RequestListener, timeouts: Partial<HttpServerTimeouts> = {}): Server {
-  const { headersTimeoutMs, requestTimeoutMs, checkIntervalMs, keepAliveTimeoutMs } = {
-    ...DEFAULT_TIMEOUTS,
-    ...timeouts,
-  };
+  const chosen = { ...DEFAULT_TIMEOUTS, ...timeouts };
   const server = createServer(
     {
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      connectionsCheckingInterval: checkIntervalMs,
+      headersTimeout: chosen.headersTimeoutMs,
+      requestTimeout: chosen.requestTimeoutMs,
+      connectionsCheckingInterval: chosen.checkIntervalMs,
       // Headers decided before the answer go out with it, in one writeHead.
       ServerResponse: EdgeResponse,
     },
     listener,
   );
   // Idle time between requests on a connection; a slow request is still cut by the two deadlines above.
-  server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.keepAliveTimeout = chosen.keepAliveTimeoutMs;
   return server;
 }
 

@@ -157,10 +157,5 @@ const getPet: RestOperation<ResultOf<typeof GetPetOperation>> = {
   },
 };
 
-/** Erases each operation's result type once, here, so the table can hold them together. */
-function untyped<TData>(operation: RestOperation<TData>): RestOperation {
-  return operation as unknown as RestOperation;
-}
-
-/** The contract's operations, in the order their paths are matched. */
-export const REST_OPERATIONS: readonly RestOperation[] = [untyped(listPets), untyped(createPet), untyped(getPet)];
+/** The contract's operations in the order their paths are matched (result types erased to list them together). */
+export const REST_OPERATIONS = [listPets, createPet, getPet] as unknown as readonly RestOperation[];

@@ -70,11 +70,6 @@ export function createRestExecutor(options: RestExecutorOptions) {
     return new RestError('INTERNAL_SERVER_ERROR', 'Unexpected error.');
   }
 
-  /** The operation's result; the caller awaits it (one async frame per request, not two). */
-  function execute(operation: RestOperation, exchange: Exchange, request: RestRequest) {
-    return execution.run(compiled.get(operation) as CompiledOperation, exchange, operation.variables(request));
-  }
-
   function answerOf(operation: RestOperation, result: ExecutionResult, request: RestRequest) {
     if (result.errors?.length) {
       const { restReason } = operation;
@@ -98,7 +93,9 @@ export function createRestExecutor(options: RestExecutorOptions) {
         body: operation.hasBody ? await readJsonBody(exchange.req, maxBodyBytes) : undefined,
         basePath,
       };
-      const answer = answerOf(operation, await execute(operation, exchange, request), request);
+      const compiledOperation = compiled.get(operation) as CompiledOperation;
+      const result = await execution.run(compiledOperation, exchange, operation.variables(request));
+      const answer = answerOf(operation, result, request);
       if (operation.method !== 'GET' || answer.status !== 200)
         return sendJsonText(exchange.res, answer.status, answer.json, answer.headers);
       const refunding = sendValidated(exchange, answer, giveBack);

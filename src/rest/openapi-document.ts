@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { sendJsonText } from '../http/send-json.ts';
 
 /** The contract is written in schema/openapi.yaml; `npm run openapi:json` writes this copy of it. */
 export const OPENAPI_YAML_FILE = fileURLToPath(new URL('../../schema/openapi.yaml', import.meta.url));
@@ -23,9 +24,5 @@ export function loadOpenApiDocument(): Record<string, unknown> {
 export function createOpenApiDocumentHandler(document: Record<string, unknown>, basePath: string) {
   const [server] = (document.servers as Record<string, unknown>[] | undefined) ?? [];
   const json = JSON.stringify({ ...document, servers: [{ ...server, url: basePath }] });
-  const length = Buffer.byteLength(json);
-  return (_req: IncomingMessage, res: ServerResponse): void => {
-    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': length });
-    res.end(json);
-  };
+  return (_req: IncomingMessage, res: ServerResponse): void => sendJsonText(res, 200, json);
 }

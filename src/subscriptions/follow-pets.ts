@@ -1,14 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLError } from 'graphql';
-import { unauthenticated } from '../auth/key-refusals.ts';
+import type { Logger } from 'pino';
+import { unauthenticated } from '../auth/api-keys.ts';
+import type { Config } from '../config.ts';
 import type { ExecutionExchange, FollowPets } from '../context.ts';
 import { ErrorCode } from '../graphql/errors.ts';
 import type { StreamRecord } from '../http/exchange.ts';
 import type { KeyGone, StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { Pet } from '../pets/pet.ts';
-import type { PetFeed } from '../pets/pet-feed.ts';
-import type { OpenStreams, StreamSlot } from './open-streams.ts';
+import { announcingCreates, createLocalPetChanges } from '../pets/pet-changes.ts';
+import { createPetFeed } from '../pets/pet-feed.ts';
+import type { PetRepository } from '../pets/pet-repository.ts';
+import { createRedisPetChanges } from '../pets/redis-pet-changes.ts';
+import { createOpenStreams, type StreamMetrics, type StreamSlot } from './open-streams.ts';
 
 /**
  * A refused stream's Retry-After, in seconds. Streams last minutes, so a slot seldom frees sooner;
@@ -96,21 +102,52 @@ async function* delivered(source: AsyncGenerator<Pet, void, undefined>, slot: St
   }
 }
 
+export interface SubscriptionsOptions {
+  config: Pick<
+    Config,
+    'REDIS_URL' | 'SUBSCRIPTION_POLL_MS' | 'SUBSCRIPTION_SETTLE_MS' | 'MAX_SUBSCRIPTIONS_PER_KEY' | 'MAX_SUBSCRIPTIONS'
+  >;
+  /** The store's repository: the feed reads it, and creates through it are announced. */
+  pets: PetRepository;
+  logger: Logger;
+  /** Stream metrics, and the failed authentications a key gone as its stream opens is counted with. */
+  metrics: StreamMetrics & Pick<Metrics, 'countAuthFailure'>;
+  /** Whether a key still authenticates (the key ring): a stream opening asks again. */
+  keyStanding: (keyId: string) => KeyGone | undefined;
+  /** What a stream's pets cost its key as it delivers them (rate-limits.ts streamPoints). */
+  payStream: StreamPayment;
+}
+
 /**
- * New pets for each subscriber, within the stream limits. The slot is taken before any event and
- * released, at the latest, when the response closes: Yoga may refuse the stream after subscribing
- * (an Accept without text/event-stream) without ever reading it.
+ * What subscriptions need of the service: the repository every face creates through (it says
+ * "pets changed" after each create), the feed subscribers read, and the open streams' limits. With
+ * REDIS_URL, instances tell each other of creates through Redis; without it, only this instance's
+ * subscribers hear of them at once (others find them on the slow timer).
  */
-export function createFollowPets(
-  feed: PetFeed,
-  streams: OpenStreams,
-  limits: { maxPerKey: number; maxTotal: number },
-  keyStanding: (keyId: string) => KeyGone | undefined,
-  payStream: StreamPayment,
-): FollowPets {
-  return (query, exchange) => {
-    // The key sync ends the streams open when a key goes; this one was not open yet.
-    if (keyStanding(exchange.keyId)) throw keyGone();
+export function createSubscriptions({ config, pets, logger, metrics, keyStanding, payStream }: SubscriptionsOptions) {
+  const changes = config.REDIS_URL ? createRedisPetChanges({ url: config.REDIS_URL, logger }) : createLocalPetChanges();
+  const feed = createPetFeed({
+    pets,
+    changes,
+    pollMs: config.SUBSCRIPTION_POLL_MS,
+    settleMs: config.SUBSCRIPTION_SETTLE_MS,
+    logger,
+  });
+  const limits = { maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY, maxTotal: config.MAX_SUBSCRIPTIONS };
+  const streams = createOpenStreams({ ...limits, metrics });
+
+  /**
+   * New pets for each subscriber, within the stream limits. The slot is taken before any event and
+   * released, at the latest, when the response closes: Yoga may refuse the stream after subscribing
+   * (an Accept without text/event-stream) without ever reading it.
+   */
+  const followPets: FollowPets = (query, exchange) => {
+    // The key sync ends the streams open when a key goes; this one was not open yet. Refused 401 as
+    // any bad key is, so counted with them.
+    if (keyStanding(exchange.keyId)) {
+      metrics.countAuthFailure('invalid');
+      throw keyGone();
+    }
     const record: StreamRecord = { events: 0, end: undefined };
     const slot = streams.take(exchange.keyId, {
       delivered: () => {
@@ -125,5 +162,23 @@ export function createFollowPets(
     exchange.stream = record;
     exchange.whenClosed?.(() => slot.end('client'));
     return delivered(feed.follow(query, slot.signal), slot, () => payStream(exchange, 1));
+  };
+
+  return {
+    /** The repository every face uses: REST, GraphQL, the fast path and idempotent creates. */
+    pets: announcingCreates(pets, changes),
+    followPets,
+    /**
+     * Every open stream ends (SSE `complete`), one not ended a moment later has its connection cut,
+     * and new ones are refused: the instance is stopping.
+     */
+    endStreams: () => streams.endAll(),
+    /** The key was revoked or expired: its streams end. */
+    endKey: (keyId: string, why: KeyGone) => streams.endKey(keyId, why),
+    close: async () => {
+      streams.endAll();
+      await feed.close();
+      await changes.close();
+    },
   };
 }

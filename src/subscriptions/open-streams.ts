@@ -39,23 +39,27 @@ export interface SlotObserver {
   cut(): void;
 }
 
-interface OpenSlot {
+/** An open stream as the instance tracks it: its slot, whose key, the controller behind its signal. */
+interface OpenSlot extends StreamSlot {
   readonly keyId: string;
   readonly controller: AbortController;
-  readonly slot: StreamSlot;
   readonly cut: () => void;
 }
 
-/** A slot over its controller: `release` runs once, on the first `end`. */
-function slotOf(
-  controller: AbortController,
+/** A slot whose `end` releases it (once, whoever calls first) and tells metrics and the exchange. */
+function openSlot(
+  keyId: string,
   metrics: StreamMetrics,
   observer: SlotObserver,
-  release: () => void,
-): StreamSlot {
+  release: (entry: OpenSlot) => void,
+): OpenSlot {
+  const controller = new AbortController();
   let ended = false;
-  return {
+  const entry: OpenSlot = {
+    keyId,
+    controller,
     signal: controller.signal,
+    cut: () => observer.cut(),
     delivered() {
       metrics.countStreamEvent();
       observer.delivered();
@@ -63,35 +67,14 @@ function slotOf(
     end(reason) {
       if (ended) return;
       ended = true;
-      release();
+      release(entry);
       metrics.countStreamEnded(reason);
       observer.ended(reason);
       // The source may still be waiting for a pet: this ends its wait.
       controller.abort(reason);
     },
   };
-}
-
-/** The streams still open after the grace: released as ended by the shutdown, then their connections cut. */
-function cutEach(open: Set<OpenSlot>): void {
-  for (const { slot, cut } of [...open]) {
-    slot.end('shutdown');
-    cut();
-  }
-}
-
-/** Open streams per API key. */
-function createKeyCounts() {
-  const perKey = new Map<string, number>();
-  return {
-    of: (keyId: string) => perKey.get(keyId) ?? 0,
-    add: (keyId: string) => void perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1),
-    remove(keyId: string): void {
-      const left = (perKey.get(keyId) ?? 1) - 1;
-      if (left > 0) perKey.set(keyId, left);
-      else perKey.delete(keyId);
-    },
-  };
+  return entry;
 }
 
 /**
@@ -100,20 +83,23 @@ function createKeyCounts() {
  * however the stream ends (its source's end, the client leaving, the response closing unused).
  */
 export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsOptions) {
-  const perKey = createKeyCounts();
+  const perKey = new Map<string, number>();
   const open = new Set<OpenSlot>();
   let shuttingDown = false;
   let cutTimer: NodeJS.Timeout | undefined;
-  function release(keyId: string, entry: OpenSlot): void {
+
+  function release(entry: OpenSlot): void {
     open.delete(entry);
-    perKey.remove(keyId);
+    const left = (perKey.get(entry.keyId) ?? 1) - 1;
+    if (left > 0) perKey.set(entry.keyId, left);
+    else perKey.delete(entry.keyId);
     metrics.setOpenStreams(open.size);
     if (open.size === 0) clearTimeout(cutTimer);
   }
 
   function refusalFor(keyId: string): StreamRefusal | undefined {
     if (shuttingDown) return 'shutdown';
-    if (perKey.of(keyId) >= maxPerKey) return 'per_key';
+    if ((perKey.get(keyId) ?? 0) >= maxPerKey) return 'per_key';
     if (open.size >= maxTotal) return 'instance';
     return undefined;
   }
@@ -126,17 +112,11 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
         metrics.countStreamRefused(refused);
         return refused;
       }
-      const controller = new AbortController();
-      const entry: OpenSlot = {
-        keyId,
-        controller,
-        slot: slotOf(controller, metrics, observer, () => release(keyId, entry)),
-        cut: () => observer.cut(),
-      };
+      const entry = openSlot(keyId, metrics, observer, release);
       open.add(entry);
-      perKey.add(keyId);
+      perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1);
       metrics.setOpenStreams(open.size);
-      return entry.slot;
+      return entry;
     },
     /**
      * Ends every open stream (their sources see the abort and return, so SSE sends `complete`),
@@ -147,17 +127,22 @@ export function createOpenStreams({ maxPerKey, maxTotal, metrics }: OpenStreamsO
       if (shuttingDown) return;
       shuttingDown = true;
       for (const { controller } of [...open]) controller.abort('shutdown');
-      // Unref'd: a stopping process never waits for this timer, only for its streams.
-      if (open.size > 0) cutTimer = setTimeout(cutEach, STREAM_CUT_AFTER_MS, open).unref();
+      // Unref'd: a stopping process never waits for this timer, only for its streams. Those still open
+      // then are released as ended by the shutdown, and their connections cut.
+      const cutEach = () => {
+        for (const entry of [...open]) {
+          entry.end('shutdown');
+          entry.cut();
+        }
+      };
+      if (open.size > 0) cutTimer = setTimeout(cutEach, STREAM_CUT_AFTER_MS).unref();
     },
     /** The key was revoked or expired: its streams end (SSE `complete`). Most keys reported have none here. */
     endKey(keyId: string, why: KeyGone): void {
-      if (perKey.of(keyId) > 0) for (const entry of [...open]) if (entry.keyId === keyId) entry.slot.end(why);
+      if (perKey.has(keyId)) for (const entry of [...open]) if (entry.keyId === keyId) entry.end(why);
     },
     get size(): number {
       return open.size;
     },
   };
 }
-
-export type OpenStreams = ReturnType<typeof createOpenStreams>;
