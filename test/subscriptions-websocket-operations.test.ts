@@ -5,7 +5,7 @@ import { parse } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import { describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
-import { createTransport, type TransportOptions } from '../src/subscriptions/websocket-server.ts';
+import { type TransportOptions, WebSocketTransport } from '../src/subscriptions/websocket-server.ts';
 import { capturingLogger } from './support/capturing-logger.ts';
 
 /** A socket as graphql-ws's server drives it: what it was sent, and its closes. */
@@ -36,7 +36,7 @@ async function setUp(options: Partial<TransportOptions>) {
   const { logger, lines } = capturingLogger();
   const limits = { maxPerKey: 1, maxTotal: 1 };
   const base = { checkKey: () => true, accessLog, logger, maxPayloadBytes: 4_096, pingMs: 0, plugins: [], limits };
-  const transport = createTransport({ ...base, ...options } as never);
+  const transport = new WebSocketTransport({ ...base, ...options } as never);
   const { socket, close } = fakeSocket();
   const request = { method: 'GET', url: '/graphql', socket: {} } as IncomingMessage;
   transport.serve(socket as unknown as WebSocket, request, () => {});

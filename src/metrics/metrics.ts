@@ -1,7 +1,7 @@
 import type { MongoClient } from 'mongodb';
 import { collectDefaultMetrics, type Gauge, Registry } from 'prom-client';
 import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
-import type { UpgradeRefusalReason } from '../subscriptions/websocket-admission.ts';
+import type { UpgradeRefusalReason } from '../subscriptions/websocket-close.ts';
 import { defineMetrics } from './metric-definitions.ts';
 import { createOperationLabels } from './operation-labels.ts';
 

@@ -268,6 +268,3 @@ export class WebSocketTransport {
     return Promise.resolve(this.#server.dispose());
   }
 }
-
-export const createTransport = (options: TransportOptions) => new WebSocketTransport(options);
-export type Transport = WebSocketTransport;
