@@ -163,16 +163,23 @@ function createGraphQLWebSockets(
     store: LimiterStore;
   },
 ) {
+  const accessLog = createAccessLog(logger);
   return createWebSockets({
     ...parts.execution.envelop,
     checkKey: createKeyCheck(parts.keyCheck),
-    ...{ metrics, logger, cors: parts.cors },
-    accessLog: createAccessLog(logger),
+    logger,
+    accessLog,
     maxPayloadBytes: config.MAX_GRAPHQL_BODY_BYTES,
     pingMs: config.WEBSOCKET_PING_MS,
     limits: { maxPerKey: config.MAX_SUBSCRIPTIONS_PER_KEY, maxTotal: config.MAX_SUBSCRIPTIONS },
-    // The failed-authentication limit's client address: TRUST_PROXY's rule.
-    admission: upgradeAdmissionOf(config, { store: parts.store, clientAddress: parts.keyCheck.clientAddress, logger }),
+    admission: upgradeAdmissionOf(config, {
+      store: parts.store,
+      // The failed-authentication limit's client address: TRUST_PROXY's rule.
+      clientAddress: parts.keyCheck.clientAddress,
+      cors: parts.cors,
+      ...{ logger, accessLog },
+      countRefused: metrics.countUpgradeRefused,
+    }),
   });
 }
 

@@ -5,7 +5,7 @@ import { parse } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import { describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
-import { createTransport, type TransportOptions } from '../src/subscriptions/websocket-server.ts';
+import { type TransportOptions, WebSocketTransport } from '../src/subscriptions/websocket-server.ts';
 import { capturingLogger } from './support/capturing-logger.ts';
 
 /** A socket as graphql-ws's server drives it: what it was sent, and its closes. */
@@ -20,7 +20,11 @@ function fakeSocket() {
     CLOSED: 3,
     bufferedAmount: 0,
     sent: [] as { type: string; payload?: { extensions?: { code?: string } }[] }[],
-    send(data: string, sent?: () => void) {
+    /** Its connection was destroyed under it: each write fails, as node's does. */
+    destroyed: false,
+    send(data: string, sent?: (error?: Error) => void) {
+      if (socket.destroyed)
+        return sent?.(Object.assign(new Error('write after destroy'), { code: 'ERR_STREAM_DESTROYED' }));
       socket.sent.push(JSON.parse(data));
       sent?.();
     },
@@ -36,9 +40,9 @@ async function setUp(options: Partial<TransportOptions>) {
   const { logger, lines } = capturingLogger();
   const limits = { maxPerKey: 1, maxTotal: 1 };
   const base = { checkKey: () => true, accessLog, logger, maxPayloadBytes: 4_096, pingMs: 0, plugins: [], limits };
-  const transport = createTransport({ ...base, ...options } as never);
+  const transport = new WebSocketTransport({ ...base, ...options } as never);
   const { socket, close } = fakeSocket();
-  const request = { method: 'GET', url: '/graphql', socket: {} } as IncomingMessage;
+  const request = { method: 'GET', url: '/graphql', socket: { destroyed: false } } as IncomingMessage;
   transport.serve(socket as unknown as WebSocket, request, () => {});
   socket.emit('message', JSON.stringify({ type: 'connection_init', payload: { Authorization: 'Bearer k' } }));
   await vi.waitFor(() => expect(socket.sent.some((message) => message.type === 'connection_ack')).toBe(true));
@@ -48,7 +52,7 @@ async function setUp(options: Partial<TransportOptions>) {
     await vi.waitFor(() => expect(socket.sent.find((message) => message.type === 'error')).toBeDefined());
     return socket.sent.find((message) => message.type === 'error')?.payload ?? [];
   };
-  return { transport, accessLog, lines, errors, close };
+  return { transport, accessLog, lines, errors, close, socket, request };
 }
 
 const throwing = () => {
@@ -99,5 +103,26 @@ describe('an operation answered 401 (its key went while it started: follow-pets.
     const { errors, close } = await setUp({ getEnveloped: (() => enveloped) as never });
     expect((await errors())[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     await vi.waitFor(() => expect(close).toHaveBeenCalledWith(4401, 'The API key is not valid'));
+  });
+});
+
+describe('a stream whose connection was destroyed under it (its client stopped reading and was cut)', () => {
+  it('graphql-ws prints nothing of its failed writes', async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => {});
+    async function* events() {
+      for (let cursor = 1; ; cursor++) {
+        yield { data: { petCreated: { cursor: String(cursor) } } };
+        await new Promise((later) => setTimeout(later, 5));
+      }
+    }
+    const enveloped = { parse, validate: () => [], contextFactory: () => ({}), subscribe: async () => events() };
+    const { socket, request } = await setUp({ getEnveloped: (() => enveloped) as never });
+    await vi.waitFor(() => expect(socket.sent.some((message) => message.type === 'next')).toBe(true));
+    Object.assign(request.socket, { destroyed: true });
+    socket.destroyed = true;
+    await new Promise((later) => setTimeout(later, 50));
+    const lines = [...printed.mock.calls];
+    printed.mockRestore();
+    expect(lines).toEqual([]);
   });
 });

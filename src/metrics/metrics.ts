@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { sendError } from '../http/send-json.ts';
 import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
-import type { UpgradeRefusalReason } from '../subscriptions/websocket-admission.ts';
+import type { UpgradeRefusalReason } from '../subscriptions/websocket-close.ts';
 import { createOperationLabels } from './operation-labels.ts';
 
 /** Upper bounds of http_request_duration_seconds, in seconds (prom-client adds +Inf). */

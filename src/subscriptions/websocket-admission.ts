@@ -1,29 +1,26 @@
-import type { IncomingMessage } from 'node:http';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
+import type { AccessLog } from '../edge/access-log.ts';
 import { type ClientAddress, limiterBucketOf } from '../edge/client-address.ts';
+import { allowedOrigin, type CorsPolicy } from '../edge/cors.ts';
 import type { LimiterStore } from '../edge/limiter-store.ts';
 import { createPolicy, isRefusal, type Rate, refusal } from '../edge/rate-limit-policy.ts';
-import { CloseCode, endSocket } from './websocket-close.ts';
+import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
+import { CloseCode, endSocket, type UpgradeRefusalReason } from './websocket-close.ts';
+import { WebSocketOperation } from './websocket-operation.ts';
 
 /** How long an upgraded socket may wait for its `connection_init` (graphql-ws's own default). */
 export const CONNECTION_INIT_WAIT_MS = 3_000;
 
-/** Why an upgrade was refused (websocket_upgrades_refused_total): 429 for an address's share, 503 for the instance. */
-export type UpgradeRefusalReason =
-  | 'address_pending'
-  | 'address_rate'
-  | 'instance_pending'
-  | 'instance_sockets'
-  | 'shutdown';
-
+/** A refused upgrade's answer: its status, its fields (Retry-After), and its reason as a GraphQL error when there is one. */
 export interface UpgradeRefusal {
-  status: 429 | 503;
-  reason: UpgradeRefusalReason;
-  message: string;
-  headers: Record<string, string>;
+  status: number;
+  reason?: UpgradeRefusalReason;
+  message?: string;
+  headers?: Record<string, string>;
 }
 
 export interface UpgradeAdmissionOptions {
@@ -37,6 +34,11 @@ export interface UpgradeAdmissionOptions {
   clientAddress: ClientAddress;
   store: LimiterStore;
   logger: Logger;
+  /** Browsers' origins allowed besides our own (CORS_ORIGINS), as for /graphql. */
+  cors: CorsPolicy | undefined;
+  /** Each refused upgrade writes its access-log line as any request's, and is counted by its reason. */
+  accessLog: AccessLog;
+  countRefused: (reason: UpgradeRefusalReason) => void;
 }
 
 /** An upgrade let through: it holds its address's pending share until its `connection_init` or its end. */
@@ -110,6 +112,32 @@ function createPendingShares(maxPendingPerAddress: number, maxPending: number) {
   };
 }
 
+const ERROR_CODES: Record<number, string> = { 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE' };
+
+/**
+ * Only /graphql, and from a browser only a page of our own origin (GraphiQL) or one CORS_ORIGINS
+ * lists, as for /graphql; clients that are not browsers send no Origin. Browsers do not apply CORS to
+ * WebSockets, so without this any site a key's holder visits could use a key it holds.
+ */
+function pathOrOriginRefusal(req: IncomingMessage, cors: CorsPolicy | undefined): UpgradeRefusal | undefined {
+  if ((req.url ?? '').split('?', 1)[0] !== GRAPHQL_ENDPOINT) return { status: 404 };
+  const origin = req.headers.origin;
+  if (origin === undefined || allowedOrigin(cors, req) !== undefined) return undefined;
+  return URL.canParse(origin) && new URL(origin).host === req.headers.host ? undefined : { status: 403 };
+}
+
+function responseOf({ status, headers = {}, message }: UpgradeRefusal): string {
+  const body =
+    message === undefined ? '' : JSON.stringify({ errors: [{ message, extensions: { code: ERROR_CODES[status] } }] });
+  const fields = Object.entries({
+    ...(body ? { 'Content-Type': 'application/json; charset=utf-8' } : {}),
+    ...headers,
+    Connection: 'close',
+    'Content-Length': String(Buffer.byteLength(body)),
+  }).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${fields.join('')}\r\n${body}`;
+}
+
 /** Upgrades per second per address, in the rate limits' store: the refusal once over, nothing when the store fails. */
 function createUpgradeRate(upgrades: Rate, store: LimiterStore, logger: Logger) {
   const rate = createPolicy('ws-upgrades', upgrades, store);
@@ -131,32 +159,45 @@ function createUpgradeRate(upgrades: Rate, store: LimiterStore, logger: Logger) 
 
 /**
  * Who may open a GraphQL WebSocket before it is authenticated, decided at the upgrade (before the
- * WebSocket server takes the socket): each client address (TRUST_PROXY's rule, an IPv6 address with
- * its /64) has a share of the instance's sockets waiting for `connection_init` and a rate of upgrades
- * per second; the instance's pending total is the last resort. A socket still waiting at
+ * WebSocket server takes the socket): only /graphql from an allowed origin; each client address
+ * (TRUST_PROXY's rule, an IPv6 address with its /64) has a share of the instance's sockets waiting
+ * for `connection_init` and a rate of upgrades per second; the instance's pending total is the last resort. A socket still waiting at
  * CONNECTION_INIT_WAIT_MS is cut, not closed politely: a peer that never answers holds nothing longer.
  * The rate counts in the rate limits' store, so a fleet on one Redis counts an address's upgrades
  * together; the pending counts are each instance's own (the slots they protect are), and the rate
  * bounds what one address can hold across the fleet.
  */
 export function createUpgradeAdmission(options: UpgradeAdmissionOptions) {
-  const addressOf = options.clientAddress;
+  const { clientAddress: addressOf, cors, accessLog, countRefused } = options;
   const shares = createPendingShares(options.maxPendingPerAddress, options.maxPending);
   const rateRefusal = createUpgradeRate(options.upgrades, options.store, options.logger);
+
+  /** Answers a refused upgrade, counted by reason if it has one, and writes its access-log line. */
+  function refuse(req: IncomingMessage, socket: Duplex, answer: UpgradeRefusal, admitted?: AdmittedUpgrade): void {
+    admitted?.release();
+    if (answer.reason) countRefused(answer.reason);
+    socket.end(responseOf(answer));
+    const attempt = new WebSocketOperation(req);
+    attempt.clientAddress = addressOf(req);
+    attempt.res.statusCode = answer.status;
+    accessLog(attempt, performance.now());
+  }
+
   return {
-    /** The client address of a request, as the shares count it (for the access log). */
-    addressOf,
-    /** The upgrade's admission, or why it is refused; an admitted upgrade holds its share from now on. */
-    async admit(req: IncomingMessage, socket: Duplex): Promise<AdmittedUpgrade | UpgradeRefusal> {
+    refuse,
+    /** The upgrade's admission (it holds its share from now on), or undefined once it was refused. */
+    async admit(req: IncomingMessage, socket: Duplex): Promise<AdmittedUpgrade | undefined> {
+      const forbidden = pathOrOriginRefusal(req, cors);
+      if (forbidden) return void refuse(req, socket, forbidden);
       const clientAddress = addressOf(req);
       const bucket = limiterBucketOf(clientAddress);
       const full = shares.refusalFor(bucket);
-      if (full) return full;
+      if (full) return void refuse(req, socket, full);
       // Held before the rate is asked: upgrades arriving meanwhile see it.
       const admitted = shares.hold(bucket, clientAddress, socket);
       const refused = await rateRefusal(bucket, clientAddress);
-      if (refused) admitted.release();
-      return refused ?? admitted;
+      if (!refused) return admitted;
+      refuse(req, socket, refused, admitted);
     },
   };
 }
@@ -166,7 +207,7 @@ export type UpgradeAdmission = ReturnType<typeof createUpgradeAdmission>;
 /** The admission as the configuration sets it, counting upgrades in the rate limits' `store`. */
 export const upgradeAdmissionOf = (
   config: Config,
-  parts: Pick<UpgradeAdmissionOptions, 'clientAddress' | 'store' | 'logger'>,
+  parts: Omit<UpgradeAdmissionOptions, 'maxPendingPerAddress' | 'maxPending' | 'upgrades'>,
 ) =>
   createUpgradeAdmission({
     maxPendingPerAddress: config.MAX_PENDING_WEBSOCKETS_PER_ADDRESS,
@@ -182,6 +223,3 @@ export function instanceRefusal(closing: boolean, full: boolean): UpgradeRefusal
   const message = 'This instance holds as many WebSockets as it may: retry later';
   return { status: 503, reason: 'instance_sockets', message, headers: { 'Retry-After': '5' } };
 }
-
-export const isUpgradeRefusal = (answer: AdmittedUpgrade | UpgradeRefusal): answer is UpgradeRefusal =>
-  'status' in answer;

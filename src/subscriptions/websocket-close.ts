@@ -14,6 +14,14 @@ export const CloseCode = {
   InternalServerError: 4500,
 } as const;
 
+/** Why an upgrade was refused (websocket_upgrades_refused_total): 429 for an address's share, 503 for the instance. */
+export type UpgradeRefusalReason =
+  | 'address_pending'
+  | 'address_rate'
+  | 'instance_pending'
+  | 'instance_sockets'
+  | 'shutdown';
+
 type Release = (code: number, reason: string) => void;
 
 interface Ending {

@@ -231,6 +231,10 @@ export class WebSocketTransport {
       close(code, reason);
       endSocket(socket, code ?? 1000, String(reason ?? ''));
     };
+    // A send to a socket already cut (its client stopped reading) fails: its end says so, graphql-ws need not print it.
+    const sending = socket as { send(data: string, sent?: (error?: Error) => void): void };
+    const send = sending.send.bind(socket);
+    sending.send = (data, sent) => send(data, (error) => sent?.(request.socket.destroyed ? undefined : error));
     // Replies waiting for a peer that does not read (graphql-ws answers each ping, even before
     // connection_init) are bounded: past twice the largest message, the socket is cut.
     const { maxPayloadBytes, logger } = this.#options;
@@ -268,6 +272,3 @@ export class WebSocketTransport {
     return Promise.resolve(this.#server.dispose());
   }
 }
-
-export const createTransport = (options: TransportOptions) => new WebSocketTransport(options);
-export type Transport = WebSocketTransport;
