@@ -271,6 +271,25 @@ describe('CORS_ORIGINS in the configuration', () => {
   });
 });
 
+describe("early headers beside an answer's own", () => {
+  it('gives way to one of the same name in any letter case, and only to it', async () => {
+    const { http, baseUrl } = await listenOnLoopback((_req, res) => {
+      setEarlyHeader(res, 'Cache-Control', 'no-store');
+      // `^` and `~` differ by the bit that separates letter cases: still two names.
+      setEarlyHeader(res, 'X-Tag^', 'early');
+      res.writeHead(200, { 'cache-CONTROL': 'private', 'X-Tag~': 'own' }).end();
+    });
+    try {
+      const response = await rawRequest(baseUrl);
+      expect(response.headers['cache-control']).toBe('private');
+      expect(response.headers['x-tag^']).toBe('early');
+      expect(response.headers['x-tag~']).toBe('own');
+    } finally {
+      http.close();
+    }
+  });
+});
+
 describe('Vary on an answer that sets its own', () => {
   it.each([
     ['writeHead', (res: ServerResponse) => res.writeHead(200, { Vary: 'Accept' }).end()],
