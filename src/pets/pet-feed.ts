@@ -1,8 +1,5 @@
-import type { Logger } from 'pino';
 import type { Pet, PetPage, PetStatus } from './pet.ts';
-import type { PetChanges } from './pet-changes.ts';
-import type { PetRepository } from './pet-repository.ts';
-import { createPetTail, FEED_BATCH, type PetTail } from './pet-tail.ts';
+import { createPetTail, FEED_BATCH, type PetTail, type PetTailOptions, unlessAborted } from './pet-tail.ts';
 
 /** What one subscriber follows: pets after `afterId` (after the newest stored pet when absent), of one status or all. */
 export interface PetFeedQuery {
@@ -24,33 +21,11 @@ export interface PetFeed {
   close(): Promise<void>;
 }
 
-export interface PetFeedOptions {
-  /** The repository (reads only: highestId and readAfter for the tail, listPage for followers behind it). */
-  pets: PetRepository;
-  /** "Look again" notifications. */
-  changes: PetChanges;
-  /** The slow timer: look again this often while anyone follows, so a lost notification costs only time. */
-  pollMs: number;
-  /** How long pets beyond a missing id are held back before the gap is accepted. */
-  settleMs: number;
-  logger: Logger;
-  /** How many recent pets the instance keeps for its followers; one further behind reads the database. */
-  recentSize?: number;
-}
+export type PetFeedOptions = Omit<PetTailOptions, 'recentSize'> & Partial<Pick<PetTailOptions, 'recentSize'>>;
 
 export const DEFAULT_RECENT_SIZE = 1_000;
 
 const matches = (status: PetStatus | undefined) => (pet: Pet) => status === undefined || pet.status === status;
-
-/** The read's result, or undefined as soon as `signal` aborts: a read under way then ends unheard. */
-function unlessAborted<T>(read: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  return new Promise<T | undefined>((resolve, reject) => {
-    const aborted = () => resolve(undefined);
-    signal.addEventListener('abort', aborted, { once: true });
-    if (signal.aborted) aborted();
-    read.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
-  });
-}
 
 interface Follower {
   tail: PetTail;
