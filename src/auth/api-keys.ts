@@ -53,26 +53,6 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** Headers that authenticated recently; bounded, as every entry is a valid key's header. */
 const MAX_REMEMBERED = 1_024;
 
-export interface KeyRing {
-  verify: ApiKeyVerifier;
-  /** Replaces the issued keys (from the apiKeys collection); the configured ones stay. Returns the ids gone. */
-  setIssuedKeys(keys: readonly ActiveKey[]): string[];
-  /** The last use of each issued key since the previous call, and forgets them. */
-  takeLastUses(): Map<string, Date>;
-  /** Whether any key known here would authenticate now (one not past its expiry). */
-  hasUsableKey(): boolean;
-  /**
-   * The issued keys that reached their expiry since the last call, each expiry once (a key given a
-   * later expiry before it is reached is not reported): their open streams end.
-   */
-  takeExpired(): string[];
-  /**
-   * Whether the key with this id still authenticates, and if not why: a stream opened a while after
-   * its request's key check (a body sent slowly) asks again, so a key gone meanwhile gets no stream.
-   */
-  standing(keyId: string): KeyGone | undefined;
-}
-
 /** The issued keys as last read, as their records say: by digest for requests, by id for streams asking again. */
 function indexIssued(keys: readonly ActiveKey[]) {
   const byDigest = new Map<string, KnownKey>();
@@ -104,7 +84,7 @@ function fingerprintOf(keys: readonly ActiveKey[]): string {
  * A header that matched is remembered, so repeat clients skip the hashing; the memory is cleared
  * whenever the issued keys change, so a revocation is never hidden behind it.
  */
-export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
+export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now) {
   // API_KEYS keys: every scope, any document, no expiry.
   const configured = new Map(
     configuredKeys.map((key): [string, KnownKey] => [
@@ -143,6 +123,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return accept(known);
   }
 
+  /** Replaces the issued keys (from the apiKeys collection); the configured ones stay. Returns the ids gone. */
   function setIssuedKeys(keys: readonly ActiveKey[]): string[] {
     const fingerprint = fingerprintOf(keys);
     if (fingerprint === issuedFingerprint) return [];
@@ -154,14 +135,17 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return [...before.keys()].filter((keyId) => !issued.byId.has(keyId));
   }
 
+  /** The last use of each issued key since the previous call, and forgets them. */
   function takeLastUses(): Map<string, Date> {
     const taken = new Map([...lastUses].map(([keyId, at]) => [keyId, new Date(at)]));
     lastUses = new Map();
     return taken;
   }
 
+  /** Whether any key known here would authenticate now (one not past its expiry). */
   const hasUsableKey = () => configured.size > 0 || [...issued.byId.values()].some((known) => !expired(known));
 
+  /** The issued keys that reached their expiry since the last call, each expiry once: their open streams end. */
   function takeExpired(): string[] {
     const newly: string[] = [];
     for (const known of issued.byId.values()) {
@@ -175,6 +159,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return newly;
   }
 
+  /** Whether the key still authenticates, else why: a stream opened a while after its key check asks again. */
   const standing = (keyId: string): KeyGone | undefined => {
     const known = issued.byId.get(keyId);
     if (known) return expired(known) ? 'expired' : undefined;
@@ -183,6 +168,8 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
 
   return { verify, setIssuedKeys, takeLastUses, hasUsableKey, takeExpired, standing };
 }
+
+export type KeyRing = ReturnType<typeof createKeyRing>;
 
 /**
  * A key created or revoked reaches every instance within this (plus one read of the collection); an
@@ -194,13 +181,6 @@ export const LAST_USED_FLUSH_MS = 60_000;
 
 /** What the sync reads keys from and writes last uses to: the apiKeys collection, or memory in the benchmark. */
 export type IssuedKeySource = Pick<ApiKeyStore, 'active' | 'recordUse'>;
-
-export interface IssuedKeysSync {
-  /** Settles after the first read of the collection (failed or not): the service may listen then. */
-  firstRead: Promise<void>;
-  /** Stops both timers and writes the last uses still pending. */
-  stop(): Promise<void>;
-}
 
 /**
  * Keeps the key ring's issued keys in step with the `apiKeys` collection by reading the keys that
@@ -216,7 +196,7 @@ export function syncIssuedKeys(options: {
   onKeysGone?: (keyIds: string[], why: KeyGone) => void;
   refreshMs?: number;
   flushMs?: number;
-}): IssuedKeysSync {
+}) {
   const { ring, store, logger } = options;
   const endExpired = () => {
     const expired = ring.takeExpired();
@@ -256,7 +236,8 @@ export function syncIssuedKeys(options: {
 
   return {
     firstRead: reads.firstRead,
-    async stop() {
+    /** Stops both timers and writes the last uses still pending. */
+    async stop(): Promise<void> {
       reads.stop();
       clearInterval(flushTimer);
       await flushLastUses();

@@ -114,20 +114,6 @@ export const PUBLISHED_DOCUMENTS_REFRESH_MS = 2_000;
 /** Texts kept per instance; past this the first read goes (and is read again when asked for). */
 const MAX_CACHED_TEXTS = 1_000;
 
-export interface PublishedDocuments {
-  /**
-   * The text of a published document; null when the id was not published as of the last read of the
-   * ids, answered without a database read (so random ids cost nothing), or when it was removed since.
-   * A known id's text is read once per instance, then kept.
-   */
-  lookup(id: string): string | null | Promise<string | null>;
-  /** Whether the id was published, as of the last read. */
-  has(id: string): boolean;
-  /** Settles after the first read of the ids: the service may listen then. */
-  firstRead: Promise<void>;
-  stop(): void;
-}
-
 export interface PublishedDocumentsOptions {
   store: PublishedDocumentSource;
   logger: Logger;
@@ -143,7 +129,7 @@ export interface PublishedDocumentsOptions {
  * read), and the texts asked for, cached. An id is the hash of its text, so a cached text never goes
  * stale; only its membership can change, and that is checked on every lookup.
  */
-export function createPublishedDocuments(options: PublishedDocumentsOptions): PublishedDocuments {
+export function createPublishedDocuments(options: PublishedDocumentsOptions) {
   const { store } = options;
   let published = new Set<string>();
   const texts = new Map<string, string>();
@@ -191,7 +177,11 @@ export function createPublishedDocuments(options: PublishedDocumentsOptions): Pu
   }
 
   return {
-    lookup(id) {
+    /**
+     * The text of a published document; null, without a read (so random ids cost nothing), when the id
+     * was not published as of the last read of the ids. A known id's text is read once, then kept.
+     */
+    lookup(id: string): string | null | Promise<string | null> {
       // Texts of ids no longer published leave the cache at each read of the ids, so a cached one is published.
       // No reordering per hit (a least-recently-used order cost more per request than it could save):
       // past MAX_CACHED_TEXTS, the first read goes.
@@ -199,8 +189,12 @@ export function createPublishedDocuments(options: PublishedDocumentsOptions): Pu
       if (text !== undefined) return text;
       return published.has(id) ? read(id) : null;
     },
-    has: (id) => published.has(id),
+    /** Whether the id was published, as of the last read. */
+    has: (id: string) => published.has(id),
+    /** Settles after the first read of the ids: the service may listen then. */
     firstRead: reads.firstRead,
     stop: reads.stop,
   };
 }
+
+export type PublishedDocuments = ReturnType<typeof createPublishedDocuments>;
