@@ -7,20 +7,6 @@ export interface PetFeedQuery {
   status?: PetStatus;
 }
 
-/**
- * New pets as they are stored, for subscriptions. The database is the source of truth: a
- * notification (pet-changes.ts) only says "look again", and a slow timer looks again anyway.
- */
-export interface PetFeed {
-  /**
-   * Each pet after the query's id, once, in id order, then each new one as it settles; pull-based,
-   * so a consumer that does not ask holds no queue. Ends (returns) when `signal` aborts or close() runs.
-   */
-  follow(query: PetFeedQuery, signal: AbortSignal): AsyncGenerator<Pet, void, undefined>;
-  /** Ends every follower and stops the timer and the notifications. */
-  close(): Promise<void>;
-}
-
 export type PetFeedOptions = Omit<PetTailOptions, 'recentSize'> & Partial<Pick<PetTailOptions, 'recentSize'>>;
 
 export const DEFAULT_RECENT_SIZE = 1_000;
@@ -95,13 +81,19 @@ async function* followFrom(follower: Follower): AsyncGenerator<Pet, void, undefi
 }
 
 /**
- * The feed of one instance: one shared tail reads new pets while anyone follows, and each follower
- * keeps only its cursor, so memory does not grow with a slow consumer.
+ * New pets as they are stored, for subscriptions. The database is the source of truth: a notification
+ * (pet-changes.ts) only says "look again", and a slow timer looks again anyway. One shared tail reads
+ * new pets while anyone follows, and each follower keeps only its cursor, so memory does not grow
+ * with a slow consumer.
  */
-export function createPetFeed(options: PetFeedOptions): PetFeed {
+export function createPetFeed(options: PetFeedOptions) {
   const tail = createPetTail({ ...options, recentSize: options.recentSize ?? DEFAULT_RECENT_SIZE });
   return {
-    async *follow(query, signal) {
+    /**
+     * Each pet after the query's id, once, in id order, then each new one as it settles; pull-based,
+     * so a consumer that does not ask holds no queue. Ends when `signal` aborts or close() runs.
+     */
+    async *follow(query: PetFeedQuery, signal: AbortSignal): AsyncGenerator<Pet, void, undefined> {
       if (tail.isClosed() || signal.aborted) return;
       const leave = tail.join();
       // A consumer that aborts and drops the generator without return() must not count as following.
@@ -113,8 +105,11 @@ export function createPetFeed(options: PetFeedOptions): PetFeed {
         leave();
       }
     },
-    async close() {
+    /** Ends every follower and stops the timer and the notifications. */
+    async close(): Promise<void> {
       tail.close();
     },
   };
 }
+
+export type PetFeed = ReturnType<typeof createPetFeed>;
