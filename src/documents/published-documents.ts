@@ -68,7 +68,7 @@ export function createPersistedDocumentStore(db: Db) {
   async function list(): Promise<PersistedDocument[]> {
     const records = await bounded((signal) => documents.find({}, { signal }).toArray());
     return records
-      .map(({ _id, document, operations, publishedAt }) => ({ id: _id, document, operations, publishedAt }))
+      .map(({ _id, document, operations, publishedAt }) => ({ id: _id, operations, publishedAt, document }))
       .sort((a, b) => a.publishedAt.getTime() - b.publishedAt.getTime() || a.id.localeCompare(b.id));
   }
 
