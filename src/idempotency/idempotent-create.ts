@@ -8,6 +8,7 @@ import {
   PetIdsContendedError,
   PetIdTakenError,
 } from '../errors.ts';
+import type { CreatedPet } from '../pets/create-pet.ts';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
 import { type IdempotencyRecord, type IdempotencyStore, idempotencyRecordId } from './idempotency-store.ts';
@@ -129,12 +130,6 @@ export interface IdempotentCreateRequest {
   clientGone: () => boolean;
 }
 
-export interface IdempotentCreateResult {
-  pet: Pet;
-  /** True when the pet was created by an earlier request with this key, not by this one. */
-  replayed: boolean;
-}
-
 type Step = Exclude<Next, { do: 'answer' }>;
 
 interface Attempt {
@@ -214,7 +209,7 @@ export function createIdempotentCreates(options: {
   // Requests with a key in this process right now: a concurrent retry is refused without a lookup.
   const running = new Set<string>();
 
-  async function createOnce(attempt: Attempt): Promise<IdempotentCreateResult> {
+  async function createOnce(attempt: Attempt): Promise<CreatedPet> {
     const perform = stepsOf({ pets, records, now }, attempt);
     let next: Next = { do: 'read-record' };
     while (next.do !== 'answer') {
@@ -229,7 +224,7 @@ export function createIdempotentCreates(options: {
      * Answers within CREATE_DEADLINE_MS: past it the client gets a 503 while the work goes on, and the
      * key stays "running" here until it ends, so a retry meanwhile is told to wait (409), not run twice.
      */
-    async create(newPet: NewPet, request: IdempotentCreateRequest): Promise<IdempotentCreateResult> {
+    async create(newPet: NewPet, request: IdempotentCreateRequest): Promise<CreatedPet> {
       const id = idempotencyRecordId(request.apiKeyId, request.idempotencyKey);
       if (running.has(id)) throw new IdempotencyKeyInUseError(1);
       running.add(id);
