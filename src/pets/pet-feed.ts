@@ -21,10 +21,8 @@ interface Follower {
 }
 
 /**
- * One follower: its cursor is all it keeps. Behind the tail's ring it reads the database after its
- * cursor (up to what the tail has settled); within it, it takes the ring's pets one by one; at the
- * tail it waits for the next look. A failed read is logged once per streak and tried again after the
- * next look that read or the next tick of the slow timer: the stream stays open.
+ * One follower, keeping only its cursor: behind the tail's ring it reads the database, within it takes
+ * the ring's pets, at the tail waits for the next look. A failed read is retried; the stream stays open.
  */
 async function* followFrom(follower: Follower): AsyncGenerator<Pet, void, undefined> {
   const { tail, options, query, signal } = follower;

@@ -73,10 +73,7 @@ export function createPetIds(db: Db, { serialize }: { serialize: boolean }) {
 
 export type PetIds = ReturnType<typeof createPetIds>;
 
-/**
- * The highest stored id a pet can have, undefined when none. Only ids a pet can have: a stored string
- * or 1e300 would otherwise become the counter (createPetIds) or the feed's starting point.
- */
+/** The highest stored id a pet can have (not a stored string or 1e300), undefined when none. */
 export async function highestStoredId(pets: Collection<PetDocument>, signal: AbortSignal): Promise<number | undefined> {
   const highest = await pets
     .find({ _id: { $gte: 1, $lte: MAX_INT64_EXACT } }, { projection: { _id: 1 }, signal })

@@ -190,10 +190,8 @@ function createLooks({ settled, logger, isActive, afterLook }: LooksOptions) {
 }
 
 /**
- * The one reader of new pets in this instance, shared by its followers. It runs only while someone
- * follows: it starts a batch below the highest stored id (createSettledPets), looks again on each
- * notification and every `pollMs`, and forgets everything when the last follower leaves, so a later
- * start does not read through what was stored meanwhile.
+ * The one reader of new pets in this instance, running only while someone follows: it looks on each
+ * notification and every `pollMs`, and forgets everything when the last follower leaves.
  */
 export function createPetTail(options: PetTailOptions) {
   const settled = createSettledPets(options);
