@@ -79,10 +79,8 @@ function fingerprintOf(keys: readonly ActiveKey[]): string {
 }
 
 /**
- * The keys this instance accepts: API_KEYS plus the issued ones, found by the SHA-256 of the token
- * (a random key cannot be guessed digest by digest, so the lookup's timing reveals nothing usable).
- * A header that matched is remembered, so repeat clients skip the hashing; the memory is cleared
- * whenever the issued keys change, so a revocation is never hidden behind it.
+ * The keys this instance accepts, API_KEYS and issued, by the SHA-256 of the token (so lookup timing
+ * reveals nothing usable). Matched headers are remembered until the issued keys change.
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now) {
   // API_KEYS keys: every scope, any document, no expiry.
@@ -171,10 +169,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
 
 export type KeyRing = ReturnType<typeof createKeyRing>;
 
-/**
- * A key created or revoked reaches every instance within this (plus one read of the collection); an
- * expired key's open streams end within this of its expiry.
- */
+/** How soon a created or revoked key reaches every instance, and an expired key's streams end. */
 export const ISSUED_KEYS_REFRESH_MS = 2_000;
 /** Last uses are written at most this often per key: a write per request would double the load. */
 export const LAST_USED_FLUSH_MS = 60_000;
@@ -182,11 +177,7 @@ export const LAST_USED_FLUSH_MS = 60_000;
 /** What the sync reads keys from and writes last uses to: the apiKeys collection, or memory in the benchmark. */
 export type IssuedKeySource = Pick<ApiKeyStore, 'active' | 'recordUse'>;
 
-/**
- * Keeps the key ring's issued keys in step with the `apiKeys` collection by reading the keys that
- * are not revoked every ISSUED_KEYS_REFRESH_MS (a failed read keeps the keys known so far), and
- * writes their last uses every LAST_USED_FLUSH_MS.
- */
+/** Reads `apiKeys` into the ring every ISSUED_KEYS_REFRESH_MS; writes last uses every LAST_USED_FLUSH_MS. */
 export function syncIssuedKeys(options: {
   ring: KeyRing;
   store: IssuedKeySource;

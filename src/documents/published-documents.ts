@@ -39,11 +39,7 @@ export interface PublishOutcome {
 
 const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) => withDeadline(DATABASE_DEADLINE_MS, work);
 
-/**
- * The `persistedDocuments` collection: the trusted documents every instance serves by id. Written by
- * `npm run documents`, read by the service (ids every few seconds, a document when first asked for).
- * Documents are never changed in place: an id is the hash of its text, so publishing is idempotent.
- */
+/** The `persistedDocuments` collection (`npm run documents`); ids are text hashes, so publishing is idempotent. */
 export function createPersistedDocumentStore(db: Db) {
   const documents: Collection<PersistedDocumentRecord> = db.collection(PERSISTED_DOCUMENTS_COLLECTION);
 
@@ -102,10 +98,7 @@ export function createPersistedDocumentStore(db: Db) {
 
 export type PersistedDocumentStore = ReturnType<typeof createPersistedDocumentStore>;
 
-/**
- * What the service reads: the ids, a document by id, and the operations' names when the ids change
- * (the benchmark keeps the first two in memory).
- */
+/** What the service reads: the ids, a document by id, the operations' names (the benchmark keeps them in memory). */
 export type PublishedDocumentSource = Pick<PersistedDocumentStore, 'ids' | 'find'> &
   Partial<Pick<PersistedDocumentStore, 'operationNames'>>;
 
@@ -124,10 +117,8 @@ export interface PublishedDocumentsOptions {
 }
 
 /**
- * The trusted documents as this instance knows them: every published id, read every
- * PUBLISHED_DOCUMENTS_REFRESH_MS (the negative cache: an id not among them is refused without a
- * read), and the texts asked for, cached. An id is the hash of its text, so a cached text never goes
- * stale; only its membership can change, and that is checked on every lookup.
+ * The published ids as this instance knows them (read every PUBLISHED_DOCUMENTS_REFRESH_MS: others
+ * are refused without a read), and the texts asked for, cached: an id is its text's hash, so never stale.
  */
 export function createPublishedDocuments(options: PublishedDocumentsOptions) {
   const { store } = options;
