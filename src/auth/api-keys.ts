@@ -83,7 +83,6 @@ function fingerprintOf(keys: readonly ActiveKey[]): string {
  * reveals nothing usable). Matched headers are remembered until the issued keys change.
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now) {
-  // API_KEYS keys: every scope, any document, no expiry.
   const configured = new Map(
     configuredKeys.map((key): [string, KnownKey] => [
       sha256Hex(key),
@@ -94,8 +93,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   let issued = indexIssued([]);
   let issuedFingerprint = '';
   const remembered = new Map<string, KnownKey>();
-  // The expiry of each issued key reported already: a stream opened before it must be ended once; a
-  // key given a new expiry is reported again when it reaches it.
+  // Each issued key's expiry reported already: its streams end once; a new expiry is reported again.
   const reportedExpiries = new Map<string, number>();
   let lastUses = new Map<string, number>();
 
@@ -133,14 +131,12 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return [...before.keys()].filter((keyId) => !issued.byId.has(keyId));
   }
 
-  /** The last use of each issued key since the previous call, and forgets them. */
   function takeLastUses(): Map<string, Date> {
     const taken = new Map([...lastUses].map(([keyId, at]) => [keyId, new Date(at)]));
     lastUses = new Map();
     return taken;
   }
 
-  /** Whether any key known here would authenticate now (one not past its expiry). */
   const hasUsableKey = () => configured.size > 0 || [...issued.byId.values()].some((known) => !expired(known));
 
   /** The issued keys that reached their expiry since the last call, each expiry once: their open streams end. */
