@@ -16,9 +16,8 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
 const CONTENT_TYPES_SIRV_LACKS = new Map([['.ico', 'image/x-icon']]);
 
 /**
- * Serves the files of `npm run build` under urlPrefix. We pick the encoding and answer conditional
- * requests ourselves, from the manifest's strong ETags (sirv's are weak, size-mtime, and it ignores
- * q=0); sirv then streams the chosen file from its startup index, with type, length and ranges.
+ * Serves `npm run build`'s files under urlPrefix: encoding and conditional requests by the manifest's
+ * strong ETags (sirv's are weak and it ignores q=0); sirv streams the chosen file, with ranges.
  */
 export function createStaticAssets(options: { dir: string; urlPrefix: string }) {
   const urlPrefix = options.urlPrefix.replace(/\/+$/, '');
