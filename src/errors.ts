@@ -2,9 +2,8 @@
 export const RETRY_AFTER_SECONDS = 5;
 
 /**
- * Domain errors: what can go wrong below the API layers, named without GraphQL, HTTP or driver
- * types. The repository turns driver errors into these; the GraphQL layer gives each a code and an
- * HTTP status. `expected` errors are operating conditions (logged without a stack), not bugs.
+ * What can go wrong below the API layers, without GraphQL, HTTP or driver types; the GraphQL layer gives
+ * each a code and status. `expected` errors are operating conditions (logged without a stack), not bugs.
  */
 export abstract class DomainError extends Error {
   abstract readonly code: string;
@@ -18,10 +17,7 @@ export abstract class DomainError extends Error {
   }
 }
 
-/**
- * How long a client is told to wait after a write refused for lack of storage: space comes back when
- * someone (or a cleanup job) frees it, not within seconds, and every retry before then fails alike.
- */
+/** After a write refused for lack of storage: space comes back when someone frees it, not within seconds. */
 export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
 
 /** The database did not answer in time or cannot be reached; retrying later may work. */
@@ -38,10 +34,7 @@ export class DatabaseUnavailableError extends DomainError {
   }
 }
 
-/**
- * The database answers but cannot write: its disk (or quota) is full. Reads still work. A kind of
- * unavailability, so it answers 503 and is counted and logged as one, but with a longer Retry-After.
- */
+/** The database's disk (or quota) is full: reads work, writes answer 503 with a longer Retry-After. */
 export class StorageFullError extends DatabaseUnavailableError {
   override readonly retryAfterSeconds: number = STORAGE_FULL_RETRY_AFTER_SECONDS;
 
@@ -50,10 +43,7 @@ export class StorageFullError extends DatabaseUnavailableError {
   }
 }
 
-/**
- * The client went away while its work waited: the work was dropped, so a client that retries
- * does not find a copy stored behind its back. Nobody is left to read the answer.
- */
+/** The client left while its work waited: the work was dropped, so a retry finds no copy stored behind its back. */
 export class ClientGoneError extends DomainError {
   readonly code = 'CLIENT_CLOSED_REQUEST';
   readonly expected = true;
@@ -63,10 +53,7 @@ export class ClientGoneError extends DomainError {
   }
 }
 
-/**
- * The stored pet with this id does not fit the domain's shape (written by hand or by an older
- * version). Only this pet fails; the message is safe for clients, the problem is for the log.
- */
+/** The stored pet with this id does not fit the domain's shape: only it fails; `problem` is for the log. */
 export class CorruptPetError extends DomainError {
   readonly code = 'INTERNAL_SERVER_ERROR';
   readonly expected = false;
@@ -89,11 +76,7 @@ export class PetIdTakenError extends DomainError {
   }
 }
 
-/**
- * A create found each id it was given taken by other creates, every attempt in a row: ids are
- * contended on a counter that is not atomic (FerretDB shared by instances). Nothing was stored, so
- * it is a 503 to retry (with the same Idempotency-Key, when one was sent), not a 500.
- */
+/** Every id a create was given was taken (a non-atomic counter shared by instances): nothing stored, a 503 to retry. */
 export class PetIdsContendedError extends DatabaseUnavailableError {
   override readonly retryAfterSeconds: number = 1;
   override readonly outage: boolean = false;

@@ -2,10 +2,7 @@ import { openSync } from 'node:fs';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { activeTraceFields } from './telemetry/log-fields.ts';
 
-/**
- * pino's settings for the service's lines. With `traceContext` (while tracing) every line written under a span
- * carries trace_id and span_id: a mixin only then, so no line pays for it otherwise.
- */
+/** pino's settings; with `traceContext` lines under a span carry its ids (a mixin only then, at a cost). */
 export function loggerOptions(level: string, { traceContext = false } = {}): LoggerOptions {
   return { level, base: { service: 'petstore-gateway' }, ...(traceContext ? { mixin: activeTraceFields } : {}) };
 }
@@ -20,12 +17,8 @@ interface BufferWriter {
 }
 
 /**
- * The service's log destination: lines gather as UTF-8 in one 256 KB buffer, written with one
- * synchronous write when it is full, at least every 100 ms, and at exit. A synchronous write is
- * never in flight when the process exits, so no line is lost then (an asynchronous one started at
- * exit never ran). Under load every write has a fixed cost to the main thread, even to /dev/null,
- * so a batch holds about a thousand access lines (docs/benchmarks.md). The buffer is
- * reused: a write that returned has written it all.
+ * The log destination: lines gather in one reused 256 KB buffer, written synchronously when full, every
+ * 100 ms and at exit, so no line is lost at exit and under load each write's fixed cost covers many.
  */
 export class LogBatch implements DestinationStream {
   private bytes = Buffer.allocUnsafe(LOG_BATCH_BYTES);
@@ -37,11 +30,7 @@ export class LogBatch implements DestinationStream {
     process.once('exit', () => this.flush());
   }
 
-  /**
-   * For a writer that holds lines back to build them together (the access log): `release` hands
-   * them over, and is called before any other line is gathered and before every write, so lines
-   * keep their order and wait no longer than the others.
-   */
+  /** For a writer that builds lines together (the access log): `release` runs before every line and write. */
   holdBack(release: () => void): void {
     this.heldBack.push(release);
   }

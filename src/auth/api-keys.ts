@@ -53,26 +53,6 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** Headers that authenticated recently; bounded, as every entry is a valid key's header. */
 const MAX_REMEMBERED = 1_024;
 
-export interface KeyRing {
-  verify: ApiKeyVerifier;
-  /** Replaces the issued keys (from the apiKeys collection); the configured ones stay. Returns the ids gone. */
-  setIssuedKeys(keys: readonly ActiveKey[]): string[];
-  /** The last use of each issued key since the previous call, and forgets them. */
-  takeLastUses(): Map<string, Date>;
-  /** Whether any key known here would authenticate now (one not past its expiry). */
-  hasUsableKey(): boolean;
-  /**
-   * The issued keys that reached their expiry since the last call, each expiry once (a key given a
-   * later expiry before it is reached is not reported): their open streams end.
-   */
-  takeExpired(): string[];
-  /**
-   * Whether the key with this id still authenticates, and if not why: a stream opened a while after
-   * its request's key check (a body sent slowly) asks again, so a key gone meanwhile gets no stream.
-   */
-  standing(keyId: string): KeyGone | undefined;
-}
-
 /** The issued keys as last read, as their records say: by digest for requests, by id for streams asking again. */
 function indexIssued(keys: readonly ActiveKey[]) {
   const byDigest = new Map<string, KnownKey>();
@@ -99,13 +79,10 @@ function fingerprintOf(keys: readonly ActiveKey[]): string {
 }
 
 /**
- * The keys this instance accepts: API_KEYS plus the issued ones, found by the SHA-256 of the token
- * (a random key cannot be guessed digest by digest, so the lookup's timing reveals nothing usable).
- * A header that matched is remembered, so repeat clients skip the hashing; the memory is cleared
- * whenever the issued keys change, so a revocation is never hidden behind it.
+ * The keys this instance accepts, API_KEYS and issued, by the SHA-256 of the token (so lookup timing
+ * reveals nothing usable). Matched headers are remembered until the issued keys change.
  */
-export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now): KeyRing {
-  // API_KEYS keys: every scope, any document, no expiry.
+export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now) {
   const configured = new Map(
     configuredKeys.map((key): [string, KnownKey] => [
       sha256Hex(key),
@@ -116,8 +93,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   let issued = indexIssued([]);
   let issuedFingerprint = '';
   const remembered = new Map<string, KnownKey>();
-  // The expiry of each issued key reported already: a stream opened before it must be ended once; a
-  // key given a new expiry is reported again when it reaches it.
+  // Each issued key's expiry reported already: its streams end once; a new expiry is reported again.
   const reportedExpiries = new Map<string, number>();
   let lastUses = new Map<string, number>();
 
@@ -143,6 +119,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return accept(known);
   }
 
+  /** Replaces the issued keys (from the apiKeys collection); the configured ones stay. Returns the ids gone. */
   function setIssuedKeys(keys: readonly ActiveKey[]): string[] {
     const fingerprint = fingerprintOf(keys);
     if (fingerprint === issuedFingerprint) return [];
@@ -162,6 +139,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
 
   const hasUsableKey = () => configured.size > 0 || [...issued.byId.values()].some((known) => !expired(known));
 
+  /** The issued keys that reached their expiry since the last call, each expiry once: their open streams end. */
   function takeExpired(): string[] {
     const newly: string[] = [];
     for (const known of issued.byId.values()) {
@@ -175,6 +153,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return newly;
   }
 
+  /** Whether the key still authenticates, else why: a stream opened a while after its key check asks again. */
   const standing = (keyId: string): KeyGone | undefined => {
     const known = issued.byId.get(keyId);
     if (known) return expired(known) ? 'expired' : undefined;
@@ -184,10 +163,9 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   return { verify, setIssuedKeys, takeLastUses, hasUsableKey, takeExpired, standing };
 }
 
-/**
- * A key created or revoked reaches every instance within this (plus one read of the collection); an
- * expired key's open streams end within this of its expiry.
- */
+export type KeyRing = ReturnType<typeof createKeyRing>;
+
+/** How soon a created or revoked key reaches every instance, and an expired key's streams end. */
 export const ISSUED_KEYS_REFRESH_MS = 2_000;
 /** Last uses are written at most this often per key: a write per request would double the load. */
 export const LAST_USED_FLUSH_MS = 60_000;
@@ -195,18 +173,7 @@ export const LAST_USED_FLUSH_MS = 60_000;
 /** What the sync reads keys from and writes last uses to: the apiKeys collection, or memory in the benchmark. */
 export type IssuedKeySource = Pick<ApiKeyStore, 'active' | 'recordUse'>;
 
-export interface IssuedKeysSync {
-  /** Settles after the first read of the collection (failed or not): the service may listen then. */
-  firstRead: Promise<void>;
-  /** Stops both timers and writes the last uses still pending. */
-  stop(): Promise<void>;
-}
-
-/**
- * Keeps the key ring's issued keys in step with the `apiKeys` collection by reading the keys that
- * are not revoked every ISSUED_KEYS_REFRESH_MS (a failed read keeps the keys known so far), and
- * writes their last uses every LAST_USED_FLUSH_MS.
- */
+/** Reads `apiKeys` into the ring every ISSUED_KEYS_REFRESH_MS; writes last uses every LAST_USED_FLUSH_MS. */
 export function syncIssuedKeys(options: {
   ring: KeyRing;
   store: IssuedKeySource;
@@ -216,7 +183,7 @@ export function syncIssuedKeys(options: {
   onKeysGone?: (keyIds: string[], why: KeyGone) => void;
   refreshMs?: number;
   flushMs?: number;
-}): IssuedKeysSync {
+}) {
   const { ring, store, logger } = options;
   const endExpired = () => {
     const expired = ring.takeExpired();
@@ -256,7 +223,8 @@ export function syncIssuedKeys(options: {
 
   return {
     firstRead: reads.firstRead,
-    async stop() {
+    /** Stops both timers and writes the last uses still pending. */
+    async stop(): Promise<void> {
       reads.stop();
       clearInterval(flushTimer);
       await flushLastUses();

@@ -15,7 +15,7 @@ import {
 import { schema } from '../graphql/schema/index.ts';
 import type { CommandContext, HelpCommand } from './command-line.ts';
 import { CommandFailure, onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
-import { iso, jsonAnswer, shortDate, table } from './text-format.ts';
+import { jsonAnswer, shortDate, table } from './text-format.ts';
 
 type DocumentsCommand =
   | { command: 'publish'; file: string; json: boolean }
@@ -108,17 +108,6 @@ function publishedText(file: string, documents: PublishableDocument[], outcome: 
   ].join('\n');
 }
 
-function listJson(documents: PersistedDocument[]): string {
-  return jsonAnswer(
-    documents.map(({ id, operations, publishedAt, document }) => ({
-      id,
-      operations,
-      publishedAt: iso(publishedAt),
-      document,
-    })),
-  );
-}
-
 /** Without the texts: they are long, and `--json` has them. */
 function listText(documents: PersistedDocument[]): string {
   if (documents.length === 0) return 'No published documents.\n';
@@ -154,7 +143,8 @@ async function runDocumentsCommand(command: DocumentsCommand, { database }: Comm
     }
     case 'list': {
       const documents = await createPersistedDocumentStore(await database()).list();
-      return command.json ? listJson(documents) : listText(documents);
+      // Dates answer in ISO 8601, as JSON.stringify writes them.
+      return command.json ? jsonAnswer(documents) : listText(documents);
     }
     case 'remove': {
       if (!(await createPersistedDocumentStore(await database()).remove(command.id))) {

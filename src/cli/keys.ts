@@ -13,7 +13,7 @@ import {
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from '../auth/scopes.ts';
 import type { CommandContext, HelpCommand } from './command-line.ts';
 import { CommandFailure, onlyOne, parseCommandLine, runCommandLine, UsageError } from './command-line.ts';
-import { iso, jsonAnswer, shortDate, table } from './text-format.ts';
+import { jsonAnswer, shortDate, table } from './text-format.ts';
 
 type KeysCommand =
   | {
@@ -130,22 +130,15 @@ interface IssuedKey {
 type Revoked = Exclude<RevokeOutcome, { outcome: 'not-found' }>;
 
 /** Revoked wins over expired: it is the operator's decision, expiry only the calendar's. */
-function keyStatus(record: ApiKeyRecord, now: Date): 'active' | 'expired' | 'revoked' {
+function keyStatus(record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: Date): 'active' | 'expired' | 'revoked' {
   if (record.revokedAt) return 'revoked';
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return 'expired';
   return 'active';
 }
 
-function createdJson({ key, record }: IssuedKey): string {
-  return jsonAnswer({
-    id: record.id,
-    name: record.name,
-    key,
-    createdAt: iso(record.createdAt),
-    expiresAt: iso(record.expiresAt),
-    allowArbitraryDocuments: record.allowArbitraryDocuments,
-    scopes: record.scopes,
-  });
+// Dates answer in ISO 8601, as JSON.stringify writes them.
+function createdJson({ key, record: { id, name, createdAt, expiresAt, allowArbitraryDocuments, scopes } }: IssuedKey) {
+  return jsonAnswer({ id, name, key, createdAt, expiresAt, allowArbitraryDocuments, scopes });
 }
 
 function createdText({ key, record }: IssuedKey): string {
@@ -166,19 +159,13 @@ function createdText({ key, record }: IssuedKey): string {
 }
 
 function listJson(records: ApiKeyRecord[], now: Date): string {
-  return jsonAnswer(
-    records.map((record) => ({
-      id: record.id,
-      name: record.name,
-      createdAt: iso(record.createdAt),
-      expiresAt: iso(record.expiresAt),
-      revokedAt: iso(record.revokedAt),
-      lastUsedAt: iso(record.lastUsedAt),
-      status: keyStatus(record, now),
-      allowArbitraryDocuments: record.allowArbitraryDocuments,
-      scopes: record.scopes,
-    })),
-  );
+  const answer = ({ allowArbitraryDocuments, scopes, ...named }: ApiKeyRecord) => ({
+    ...named,
+    status: keyStatus(named, now),
+    allowArbitraryDocuments,
+    scopes,
+  });
+  return jsonAnswer(records.map(answer));
 }
 
 function listText(records: ApiKeyRecord[], now: Date): string {
@@ -199,13 +186,8 @@ function listText(records: ApiKeyRecord[], now: Date): string {
   ]);
 }
 
-function revokedJson({ outcome, key }: Revoked): string {
-  return jsonAnswer({
-    id: key.id,
-    name: key.name,
-    revokedAt: iso(key.revokedAt),
-    alreadyRevoked: outcome === 'already-revoked',
-  });
+function revokedJson({ outcome, key: { id, name, revokedAt } }: Revoked): string {
+  return jsonAnswer({ id, name, revokedAt, alreadyRevoked: outcome === 'already-revoked' });
 }
 
 function revokedText({ outcome, key }: Revoked): string {

@@ -1,7 +1,5 @@
 /** How the commands write dates, tables and JSON answers, so that `keys` and `documents` read alike. */
 
-export const iso = (date: Date | null) => date?.toISOString() ?? null;
-
 /** Minutes are enough to tell entries apart by eye; --json has the milliseconds. */
 export const shortDate = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 

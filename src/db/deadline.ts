@@ -17,21 +17,16 @@ export function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promi
       controller.abort(late);
       reject(late);
     }, ms);
-    const stop = () => clearTimeout(timer);
+    const settle =
+      <A>(done: (value: A) => void) =>
+      (value: A) => {
+        clearTimeout(timer);
+        done(value);
+      };
     try {
-      work(controller.signal).then(
-        (value) => {
-          stop();
-          resolve(value);
-        },
-        (error: unknown) => {
-          stop();
-          reject(error);
-        },
-      );
+      work(controller.signal).then(settle(resolve), settle(reject));
     } catch (error) {
-      stop();
-      reject(error);
+      settle(reject)(error);
     }
   });
 }

@@ -3,10 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ownedByMe, PRIVATE_FILE_MODE } from './private-directory.ts';
 
-/**
- * Where the owner of DATA_DIR says its embedded database listens. The lock stops a second server over
- * the same files, so tools such as `npm run keys` connect to the running one through this address.
- */
+/** Where DATA_DIR's owner says its embedded database listens: tools such as `npm run keys` connect there. */
 const ADDRESS_FILE = '.embedded.json';
 
 export interface EmbeddedAddress {
@@ -42,9 +39,8 @@ export function readEmbeddedAddress(directory: string): EmbeddedAddress | undefi
 }
 
 /**
- * FerretDB v1 has no authentication: whoever can connect may write an API key. It listens only on a
- * Unix socket in a directory that is its owner's alone (0700): DATA_DIR, or one of its own in the
- * temporary directory when DATA_DIR's path is too long for a socket. Never on a port.
+ * FerretDB v1 has no authentication, so it listens only on a Unix socket in a 0700 directory (DATA_DIR,
+ * or one in the temporary directory when that path is too long), never on a port.
  */
 const SOCKET_FILE = 'ferretdb.sock';
 /** A socket's path fits in sun_path: 108 bytes with its NUL on Linux, 104 on macOS. */
@@ -76,10 +72,7 @@ function socketDirectoryOf(uri: string): string | undefined {
   return ours && dirname(directory) === tmpdir() ? directory : undefined;
 }
 
-/**
- * A process killed with SIGKILL could not remove its socket directory, but its published address
- * still names it: removed here, once the DATA_DIR lock says that process is gone.
- */
+/** A killed process's socket directory, named by its published address, removed once the lock says it is gone. */
 function removeAbandonedSocketDirectory(dataDir: string): void {
   const address = readEmbeddedAddress(dataDir);
   const directory = address && socketDirectoryOf(address.uri);

@@ -1,12 +1,5 @@
 import type { Logger } from 'pino';
 
-export interface RefreshLoop {
-  /** Settles after the first read (failed or not): the service may listen then. */
-  firstRead: Promise<void>;
-  /** No read starts after this. */
-  stop(): void;
-}
-
 /**
  * Mirrors something kept in the database (issued keys, published documents) by running `refresh`
  * every `intervalMs`, one run at a time, timed from the end of the last. A failed read keeps what
@@ -19,7 +12,7 @@ export function startRefreshLoop(options: {
   /** What is read, for the log lines: "the issued API keys". */
   what: string;
   onFailure?: () => void;
-}): RefreshLoop {
+}) {
   const { refresh, intervalMs, logger, what } = options;
   let failing = false;
   let stopped = false;
@@ -44,7 +37,9 @@ export function startRefreshLoop(options: {
   };
   const firstRead = run().finally(schedule);
   return {
+    /** Settles after the first read (failed or not): the service may listen then. */
     firstRead,
+    /** No read starts after this. */
     stop() {
       stopped = true;
       clearTimeout(timer);

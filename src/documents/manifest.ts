@@ -120,11 +120,7 @@ function checkEntry(entry: ManifestEntry, schema: GraphQLSchema): PublishableDoc
   return { id, document: text, operations };
 }
 
-/**
- * Reads a manifest's text and checks every document in it: its id is the SHA-256 of its exact text,
- * it parses, it has an operation and it validates against `schema`. One bad document refuses the
- * whole file, so a release never goes out with part of its documents.
- */
+/** Checks every document of a manifest (id is its text's SHA-256, it parses and validates); one bad one refuses all. */
 export function checkManifest(text: string, schema: GraphQLSchema): ManifestCheck {
   let json: unknown;
   try {

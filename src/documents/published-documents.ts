@@ -39,11 +39,7 @@ export interface PublishOutcome {
 
 const bounded = <T>(work: (signal: AbortSignal) => Promise<T>) => withDeadline(DATABASE_DEADLINE_MS, work);
 
-/**
- * The `persistedDocuments` collection: the trusted documents every instance serves by id. Written by
- * `npm run documents`, read by the service (ids every few seconds, a document when first asked for).
- * Documents are never changed in place: an id is the hash of its text, so publishing is idempotent.
- */
+/** The `persistedDocuments` collection (`npm run documents`); ids are text hashes, so publishing is idempotent. */
 export function createPersistedDocumentStore(db: Db) {
   const documents: Collection<PersistedDocumentRecord> = db.collection(PERSISTED_DOCUMENTS_COLLECTION);
 
@@ -68,7 +64,7 @@ export function createPersistedDocumentStore(db: Db) {
   async function list(): Promise<PersistedDocument[]> {
     const records = await bounded((signal) => documents.find({}, { signal }).toArray());
     return records
-      .map(({ _id, document, operations, publishedAt }) => ({ id: _id, document, operations, publishedAt }))
+      .map(({ _id, document, operations, publishedAt }) => ({ id: _id, operations, publishedAt, document }))
       .sort((a, b) => a.publishedAt.getTime() - b.publishedAt.getTime() || a.id.localeCompare(b.id));
   }
 
@@ -102,10 +98,7 @@ export function createPersistedDocumentStore(db: Db) {
 
 export type PersistedDocumentStore = ReturnType<typeof createPersistedDocumentStore>;
 
-/**
- * What the service reads: the ids, a document by id, and the operations' names when the ids change
- * (the benchmark keeps the first two in memory).
- */
+/** What the service reads: the ids, a document by id, the operations' names (the benchmark keeps them in memory). */
 export type PublishedDocumentSource = Pick<PersistedDocumentStore, 'ids' | 'find'> &
   Partial<Pick<PersistedDocumentStore, 'operationNames'>>;
 
@@ -113,20 +106,6 @@ export type PublishedDocumentSource = Pick<PersistedDocumentStore, 'ids' | 'find
 export const PUBLISHED_DOCUMENTS_REFRESH_MS = 2_000;
 /** Texts kept per instance; past this the first read goes (and is read again when asked for). */
 const MAX_CACHED_TEXTS = 1_000;
-
-export interface PublishedDocuments {
-  /**
-   * The text of a published document; null when the id was not published as of the last read of the
-   * ids, answered without a database read (so random ids cost nothing), or when it was removed since.
-   * A known id's text is read once per instance, then kept.
-   */
-  lookup(id: string): string | null | Promise<string | null>;
-  /** Whether the id was published, as of the last read. */
-  has(id: string): boolean;
-  /** Settles after the first read of the ids: the service may listen then. */
-  firstRead: Promise<void>;
-  stop(): void;
-}
 
 export interface PublishedDocumentsOptions {
   store: PublishedDocumentSource;
@@ -138,12 +117,10 @@ export interface PublishedDocumentsOptions {
 }
 
 /**
- * The trusted documents as this instance knows them: every published id, read every
- * PUBLISHED_DOCUMENTS_REFRESH_MS (the negative cache: an id not among them is refused without a
- * read), and the texts asked for, cached. An id is the hash of its text, so a cached text never goes
- * stale; only its membership can change, and that is checked on every lookup.
+ * The published ids as this instance knows them (read every PUBLISHED_DOCUMENTS_REFRESH_MS: others
+ * are refused without a read), and the texts asked for, cached: an id is its text's hash, so never stale.
  */
-export function createPublishedDocuments(options: PublishedDocumentsOptions): PublishedDocuments {
+export function createPublishedDocuments(options: PublishedDocumentsOptions) {
   const { store } = options;
   let published = new Set<string>();
   const texts = new Map<string, string>();
@@ -191,7 +168,11 @@ export function createPublishedDocuments(options: PublishedDocumentsOptions): Pu
   }
 
   return {
-    lookup(id) {
+    /**
+     * The text of a published document; null, without a read (so random ids cost nothing), when the id
+     * was not published as of the last read of the ids. A known id's text is read once, then kept.
+     */
+    lookup(id: string): string | null | Promise<string | null> {
       // Texts of ids no longer published leave the cache at each read of the ids, so a cached one is published.
       // No reordering per hit (a least-recently-used order cost more per request than it could save):
       // past MAX_CACHED_TEXTS, the first read goes.
@@ -199,8 +180,12 @@ export function createPublishedDocuments(options: PublishedDocumentsOptions): Pu
       if (text !== undefined) return text;
       return published.has(id) ? read(id) : null;
     },
-    has: (id) => published.has(id),
+    /** Whether the id was published, as of the last read. */
+    has: (id: string) => published.has(id),
+    /** Settles after the first read of the ids: the service may listen then. */
     firstRead: reads.firstRead,
     stop: reads.stop,
   };
 }
+
+export type PublishedDocuments = ReturnType<typeof createPublishedDocuments>;

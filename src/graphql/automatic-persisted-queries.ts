@@ -71,25 +71,8 @@ export function automaticPersistedQueryHash(params: GraphQLParams): string | und
 /** Envelop's onExecute result whose onExecuteDone gets the operation's final result. */
 type AfterExecution = { onExecuteDone(payload: { result: unknown }): void };
 
-export interface AutomaticPersistedQueries {
-  /**
-   * Apollo's protocol for one request carrying extensions.persistedQuery, by
-   * @graphql-yoga/plugin-apq: a hash alone gets its registered text (or PERSISTED_QUERY_NOT_FOUND,
-   * 404, for Apollo's link to resend the text); a text with its hash is checked (400
-   * PERSISTED_QUERY_MISMATCH) and waits, under `request`, for `keepOnceExecuted`. Resolves to the
-   * text the request runs, set in its params; a `query` that is not a string is left untouched,
-   * for Yoga's own 400.
-   */
-  serve(payload: OnParamsEventPayload<object>, request: object): Promise<string | undefined>;
-  /**
-   * For onExecute (which comes only after parsing, validation and the query limits): keeps the text
-   * `request` registered if its operation executes, after the scope, list-size and price refusals.
-   */
-  keepOnceExecuted(request: object): AfterExecution | undefined;
-}
-
 /** One instance's registered texts (created once per Yoga: nothing is shared between instances). */
-export function createAutomaticPersistedQueries(limits = APQ_LIMITS): AutomaticPersistedQueries {
+export function createAutomaticPersistedQueries(limits = APQ_LIMITS) {
   const store = createBoundedStore(limits);
   // node's hash answers at once, where the library's default waits for WebCrypto.
   const plugin = useAPQ({ store: lookupOnly(store), hash: sha256Hex });
@@ -97,7 +80,13 @@ export function createAutomaticPersistedQueries(limits = APQ_LIMITS): AutomaticP
   /** Texts sent with their hash and checked, by request, until their operation has executed. */
   const pending = new WeakMap<object, { hash: string; text: string }>();
   return {
-    async serve(payload, request) {
+    /**
+     * Apollo's protocol for a request with extensions.persistedQuery: a hash alone gets its text (or
+     * 404 PERSISTED_QUERY_NOT_FOUND, for the link to resend it); a text with its hash is checked (400
+     * PERSISTED_QUERY_MISMATCH) and waits for keepOnceExecuted. Resolves to the text the request runs;
+     * a `query` that is not a string is left for Yoga's own 400.
+     */
+    async serve(payload: OnParamsEventPayload<object>, request: object): Promise<string | undefined> {
       let { params } = payload;
       const sent = params.query;
       // Never hashed (node's hash throws on it): Yoga's parameter check, after this hook, answers 400.
@@ -116,7 +105,8 @@ export function createAutomaticPersistedQueries(limits = APQ_LIMITS): AutomaticP
       if (sent != null && hash !== undefined) pending.set(request, { hash, text: sent });
       return params.query;
     },
-    keepOnceExecuted(request) {
+    /** For onExecute (after parsing, validation and every refusal): keeps the text if its operation executes. */
+    keepOnceExecuted(request: object): AfterExecution | undefined {
       const registration = pending.get(request);
       if (!registration) return undefined;
       pending.delete(request);

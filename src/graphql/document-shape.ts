@@ -127,12 +127,10 @@ function addLevel(into: Level, level: Level) {
 }
 
 /**
- * graphql-js's OverlappingFieldsCanBeMergedRule compares, in every selection set, each pair of
- * fields that share a response name (fragments included), and the fields under each pair, pair by
- * pair: its work grows with the square of what shares a name. This counts that square once per
- * selection set, sizes of fragments worked out once each, so it takes time linear in the document.
- * Type conditions are ignored: fields that could never meet still count (a bound, not a verdict);
- * two simple leaves (`id id`) cost the rule far less than two fields it must look into.
+ * graphql-js's OverlappingFieldsCanBeMergedRule compares each pair of fields sharing a response name,
+ * and everything under them: its work grows with the square of what shares a name. This counts that
+ * square once per selection set, in time linear in the document. Type conditions are ignored (a bound,
+ * not a verdict); two simple leaves (`id id`) cost the rule far less than two fields with selections.
  */
 function measureOverlap(document: DocumentNode): number {
   const fragments = fragmentsOf(document);
@@ -140,10 +138,7 @@ function measureOverlap(document: DocumentNode): number {
   let overlap = 0;
   const fragmentLevel = perFragment(fragments, EMPTY_LEVEL, (fragment) => levelOf(fragment.selectionSet));
 
-  /**
-   * The fields of one response level: inline fragments and spreads add theirs to it, as graphql-js
-   * groups them; like graphql-js, a fragment spread twice in one level counts once.
-   */
+  /** One response level's fields, fragments' included; as in graphql-js, a repeated spread counts once. */
   function collect(selectionSet: SelectionSetNode, into: Level, spread: Set<string>) {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
@@ -181,9 +176,5 @@ function measureOverlap(document: DocumentNode): number {
   return overlap;
 }
 
-/**
- * How much comparing the fields that share a response name costs this document, worked out once
- * per parsed document: the sum, over selection sets and response names used more than once, of the
- * square of the fields under that name. Zero when no selection set repeats a name.
- */
+/** What comparing fields that share a response name costs this document, once per parsed document. */
 export const fieldOverlap = oncePerDocument(measureOverlap);

@@ -26,10 +26,8 @@ export function oncePerDocument<T>(measure: (document: DocumentNode) => T): (doc
 }
 
 /**
- * A walk's value for each fragment, worked out the first time it is spread and reused at every other
- * spread, so the walk takes time linear in the document whatever its fragments expand to (graphql-js's
- * NoFragmentCyclesRule visits each fragment once for the same reason). An unknown fragment, or one
- * spread inside itself (a cycle, which validation refuses), is worth `none`.
+ * A walk's value for each fragment, worked out once and reused at every spread, so a walk is linear in
+ * the document. An unknown fragment, or one spread inside itself, is worth `none`.
  */
 export function perFragment<T>(
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
@@ -48,11 +46,7 @@ export function perFragment<T>(
   };
 }
 
-/**
- * An operation's root fields by response key (alias or name), as graphql-js collects them: inline
- * fragments and spreads written in, each fragment once (a repeat adds nothing), so the walk visits each
- * part of the document at most once. @skip and @include are not read.
- */
+/** An operation's root fields by response key, each fragment written in once, as graphql-js collects them. */
 export function rootFieldsOf(document: DocumentNode, operation: OperationDefinitionNode): Map<string, FieldNode[]> {
   const fragments = fragmentsOf(document);
   const fields = new Map<string, FieldNode[]>();

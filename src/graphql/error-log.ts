@@ -15,10 +15,8 @@ function detailOf(error: StorageFullError): string | undefined {
 }
 
 /**
- * Logs each error a resolver threw, once, with the request's id, before Yoga masks it: bugs at error
- * level with their stack, operating conditions (database unavailable) as a warning, a client that
- * left as info. A client's own mistakes (4xx) get no line of their own: the access log has them. A
- * full store is one condition, not one per request: at most one warning a minute, counting the rest.
+ * Logs each error a resolver threw, once, before Yoga masks it: bugs with their stack, conditions as
+ * warnings, a client that left as info, 4xx not at all (the access log has them), a full store once a minute.
  */
 export function createErrorLog(logger: Logger, now: () => number = Date.now) {
   const logged = new WeakSet<object>();

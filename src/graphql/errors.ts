@@ -40,9 +40,8 @@ export const ErrorCode = {
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /**
- * Every error carries its HTTP status in `extensions.http` (Yoga strips it from the body); the REST
- * adapter reads the same field. `spec: true` keeps `application/json` GraphQL responses at 200, as
- * the GraphQL-over-HTTP spec asks, while `application/graphql-response+json` ones get the status.
+ * The HTTP status in `extensions.http` (Yoga strips it from the body; REST reads it). `spec: true` keeps
+ * `application/json` responses at 200, as GraphQL-over-HTTP asks; graphql-response+json gets the status.
  */
 export interface HttpExtension {
   status: number;
@@ -72,9 +71,8 @@ export const unexpectedError = (): GraphQLError =>
 const retryAfter = (seconds: number) => ({ 'Retry-After': String(seconds) });
 
 /**
- * A domain error as clients see it: its code and status; the message only when it is not a bug or
- * names the one pet that failed. A client that has gone gets the same 503 as an outage: no one reads
- * it, but the access log and metrics should not count it as a server fault.
+ * A domain error as clients see it: its code, status and message. A client that has gone gets an
+ * outage's 503: nobody reads it, but logs and metrics must not count it as a server fault.
  */
 export function fromDomainError(error: DomainError): GraphQLError {
   const { message } = error;
@@ -134,10 +132,7 @@ export function isOwnGraphQLError(error: unknown): error is GraphQLError {
   return error.originalError == null || isOwnGraphQLError(error.originalError);
 }
 
-/**
- * Our own GraphQLErrors pass as they are; domain errors get their code and status; everything else
- * is a bug, masked as "Unexpected error.". The error log has logged each one already (error-log.ts).
- */
+/** Our GraphQLErrors pass, domain errors get their code and status, anything else is a bug: "Unexpected error.". */
 export const maskError = (error: unknown): GraphQLError => {
   if (!(error instanceof Error)) return unexpectedError();
   if (isOwnGraphQLError(error)) return error;

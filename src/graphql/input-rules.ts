@@ -6,21 +6,15 @@ import type { z } from 'zod';
 const DOMAIN_RULE = 'domainRule';
 const NULL_REFUSED = 'nullRefused';
 
-/**
- * Pothos options for an input field that a domain rule checks. The validation plugin runs the rule before
- * the resolver; variable-errors.ts reads it from the field's extensions, so that the rule's problem is
- * reported beside the type problems of the other fields instead of only once they are all fixed.
- */
+/** Pothos options for a field a domain rule checks; variable-errors.ts reports the rule with type problems. */
 export const checkedBy = <Rule extends z.ZodType>(rule: Rule) => ({
   validate: rule,
   extensions: { [DOMAIN_RULE]: rule },
 });
 
 /**
- * Pothos options for an input type whose nullable fields refuse an explicit null (omit them instead),
- * by field, with the reason. The validation plugin lets a nullable field's null through without running the
- * field's own rule, so the check runs on the input as a whole; the walk of variables reads the same
- * reasons from the type's extensions.
+ * Pothos options for an input type whose nullable fields refuse an explicit null, with the reasons: the
+ * validation plugin skips a null field's own rule, so the check runs on the whole input.
  */
 export function refusingNull(reasons: Readonly<Record<string, string>>) {
   const validate: StandardSchemaV1<Record<string, unknown>> = {

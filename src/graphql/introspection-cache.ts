@@ -3,10 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { CompiledOperation } from './compiled-operation.ts';
 import { priceOf } from './operation-admission.ts';
 
-/**
- * Answers kept per schema. Clients send a handful of introspection documents (GraphiQL's, codegen's);
- * a full answer is large, so a few are kept, the oldest going first.
- */
+/** Answers kept per schema, the oldest going first: clients send a handful of introspection documents. */
 export const MAX_CACHED_INTROSPECTIONS = 16;
 
 type Variables = Readonly<Record<string, unknown>> | undefined;
@@ -47,12 +44,7 @@ export type IntrospectionCache = ReturnType<typeof createIntrospectionCache>;
 
 const caches = new WeakMap<GraphQLSchema, IntrospectionCache>();
 
-/**
- * The answers to operations of nothing but introspection, which depend on the schema alone: built
- * once, then served from here by Yoga (introspectionCachePlugin) and the direct execution alike, so
- * the work a key pays for stays small. Keyed by the document object, which Yoga's parser cache and the
- * fast path hand back for the same text.
- */
+/** Answers to pure introspection depend on the schema alone: built once, served to Yoga and the direct execution. */
 export function introspectionCacheOf(schema: GraphQLSchema, max = MAX_CACHED_INTROSPECTIONS): IntrospectionCache {
   let cache = caches.get(schema);
   if (!cache) {

@@ -90,12 +90,7 @@ function sizeOf(walk: Walk, field: GraphQLField<unknown, unknown>, argument: str
   return Math.min(Math.max(value as number, 0), LIST_LIMIT.max);
 }
 
-/**
- * The items a selection set asks for, once (nested lists multiply). A fragment's items are worked
- * out the first time it is spread and added again at every other spread, so the walk takes time
- * linear in the document, however many times its fragments expand (a chain of fragments each
- * spreading the next twice doubles per level). The first problem is still the first in document order.
- */
+/** The items a selection set asks for (nested lists multiply); each fragment is worked out once (perFragment). */
 function itemsOf(walk: Walk, selections: SelectionSetNode, parent: GraphQLNamedType): number {
   let items = 0;
   for (const selection of selections.selections) {
@@ -160,10 +155,8 @@ export function queryTooLarge(items: number, maxItems: number): GraphQLError {
 }
 
 /**
- * The list-size limit for one execution, with its variables: the error that refuses it, or undefined.
- * Documents are parsed once and cached (Yoga's cache, the REST routes' constants), so what a walk
- * needs besides the variables is worked out once per operation, and whether it asks for a list at
- * all: most (a pet by id) never need the walk per request.
+ * The list-size limit for one execution, with its variables: the refusal, or undefined. What a walk
+ * needs besides the variables is worked out once per operation, so most (a pet by id) skip it.
  */
 export function createListSizeCheck(maxItems: number) {
   /** Per operation: what its walk needs, or null when it asks for no sized list. */
@@ -195,11 +188,7 @@ export function createListSizeCheck(maxItems: number) {
 
 export type ListSizeCheck = ReturnType<typeof createListSizeCheck>;
 
-/**
- * A cost limit that counts list sizes: one operation may ask for at most `maxItems` pets, counted
- * from its arguments (variables included, with defaults of 20) and refused before any resolver
- * runs. GraphQL Armor's cost limit counts fields, not the items a list argument asks for.
- */
+/** At most `maxItems` pets per operation, counted from its arguments before any resolver runs (Armor counts fields). */
 export function useListSizeLimit(check: ListSizeCheck): Plugin {
   return {
     onValidate: ({ params, setResult }) => {

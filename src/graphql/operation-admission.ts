@@ -38,11 +38,9 @@ const isIntrospection = (field: FieldNode) => isMetaField(field) && field.name.v
 const pricesOf = oncePerDocument(() => new Map<string, OperationPrice>());
 
 /**
- * The price of the operation a request selects, worked out once per document and operation
- * (Yoga's parser cache and the fast path hand the same document back): queries need `pets:read`,
- * mutations `pets:write`, and an operation of nothing but introspection needs no scope (it still pays). Undefined
- * when the document selects no operation (execution says so in its own words); such names are not
- * remembered, so a client cannot grow the memory with names of its choosing.
+ * The price of the operation a request selects, once per document and operation: queries need
+ * `pets:read`, mutations `pets:write`, pure introspection no scope (it still pays). Undefined when no
+ * operation is selected; such names are not remembered, so clients cannot grow the memory.
  */
 export function priceOf(document: DocumentNode, operationName?: string | null): OperationPrice | undefined {
   const key = operationName ?? '';
@@ -96,7 +94,7 @@ function decideBefore(decide: Decide, { args, setResultAndStopExecution }: Opera
   });
 }
 
-/** Runs `decide` at onExecute and, for subscriptions (Envelop calls onSubscribe instead), at onSubscribe. */
+// Envelop calls onSubscribe, not onExecute, for subscriptions.
 function beforeRunning(decide: Decide): Plugin<Context> {
   return {
     onExecute: (hook) => decideBefore(decide, hook),
@@ -105,13 +103,10 @@ function beforeRunning(decide: Decide): Plugin<Context> {
 }
 
 /**
- * The two steps between validation and execution that decide, per operation, whether it may run:
- * the key's scope for it first (`admit`), then, once every limit on the document has passed it
- * (the list-size limit needs the variables), its price charged to the key's rate limit (`charge`;
- * a price over the key's burst is refused outright), so that a request refused for its shape pays
- * nothing more. Yoga runs them as plugins at onExecute (onSubscribe for a subscription) around the list-size limit; the direct
- * execution (REST, the fast path) calls them itself in the same order. A refused operation runs
- * nothing and stores nothing.
+ * Whether an operation may run, decided between validation and execution: the key's scope first
+ * (`admit`), then, after every limit on the document, its price charged to the key's rate limit
+ * (`charge`), so a request refused for its shape pays nothing more. Yoga runs them as plugins; the
+ * direct execution (REST, the fast path) calls them itself in the same order.
  */
 export function createOperationAdmission(options: { charge?: ChargeExchange }) {
   const charges = options.charge;

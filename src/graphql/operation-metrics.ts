@@ -10,16 +10,11 @@ export function operationOf(document: DocumentNode, operationName?: string | nul
 }
 
 /**
- * Counts GraphQL operations by name, type, outcome and published document id: each executed one once
- * it is done (any error in its result is an error); each subscription once it is set up (its stream
- * opened, or refused with errors: envelop calls onSubscribe for them, never onExecute); and those
- * refused by validation under the name "invalid" (names never checked against the schema take no
- * label slots). Only /graphql runs through Yoga (REST is counted as HTTP routes); the fast path counts
- * its own the same way (fast-path.ts). First among the plugins, so it also sees results that a
- * later plugin sets before execution.
+ * Counts /graphql's operations by name, type, outcome and document id: executed ones when done, a
+ * subscription once set up (envelop calls onSubscribe, not onExecute), validation refusals as "invalid"
+ * (unchecked names take no label slots). First among the plugins, to see results later ones set.
  */
 export function useOperationMetrics(metrics: Metrics): Plugin<ServerContext> {
-  /** Counts the operation once its result is known: any error in the result makes it an error. */
   const counter = (args: { document: DocumentNode; operationName?: string | null; contextValue: unknown }) => {
     const { exchange } = args.contextValue as ServerContext;
     const { name, type } = operationOf(args.document, args.operationName);

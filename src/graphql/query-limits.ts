@@ -108,10 +108,9 @@ function thrownAsErrors(validate: () => ReadonlyArray<GraphQLError>): ReadonlyAr
 }
 
 /**
- * Refuses documents over the limits before graphql-js's rules (or any walk after them) run: their
- * shapes are worked out once per document, in time linear in its size, and stand in for GraphQL
- * Armor's depth, alias, directive and cost rules, which count a fragment spread differently from
- * the same fields inline (a codegen client's fragments cost more) and let introspection expand freely.
+ * Refuses documents over the limits before graphql-js's rules run, shapes worked out once per document:
+ * they stand in for GraphQL Armor's depth, alias, directive and cost rules, which count a fragment
+ * spread unlike the same fields inline and let introspection expand freely.
  */
 const useShapeLimits = (): Plugin => ({
   onValidate({ params, setResult, setValidationFn, validateFn }) {
@@ -144,11 +143,7 @@ const tokenLimit = () =>
     ],
   });
 
-/**
- * An operation whose type the schema has no root for is a validation error,
- * as graphql-js 17's KnownOperationTypesRule makes it; graphql-js 16 lets it through to execution,
- * which throws.
- */
+/** graphql-js 17's KnownOperationTypesRule: graphql-js 16 lets an unserved operation type through to throw. */
 export const knownOperationTypesRule: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (context.getSchema().getRootType(node.operation)) return;
@@ -158,11 +153,7 @@ export const knownOperationTypesRule: ValidationRule = (context) => ({
   },
 });
 
-/**
- * The limits on a document a client sends: size (tokens), then shape. A few hundred aliases of
- * `pets(limit: 100)` in one request would be a few hundred collection scans on FerretDB.
- * Introspection (GraphiQL) stays allowed.
- */
+/** The limits on a client's document, size (tokens) then shape: hundreds of aliased lists would be as many scans. */
 export function useQueryLimits(): Plugin[] {
   const knownOperationTypes: Plugin = {
     onValidate: ({ addValidationRule }) => addValidationRule(knownOperationTypesRule),

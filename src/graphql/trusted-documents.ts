@@ -16,11 +16,7 @@ export type TrustedDocumentsMode = 'off' | 'log' | 'enforce';
 /** Distinct operation names logged, and keys and reasons logged: bounded, as clients choose them. */
 const MAX_LOGGED = 1_000;
 
-/**
- * Request errors, so GraphQL-over-HTTP's statuses: the status with application/graphql-response+json,
- * 200 with application/json (`spec`). A key limited to published documents gets 403: another key, or
- * publishing, would be let through.
- */
+// Request errors (`spec`); a key limited to published documents gets 403: another key would pass.
 const refusals: Record<DocumentRefusal, () => GraphQLError> = {
   id_required: () =>
     codedError(
@@ -111,9 +107,8 @@ interface SentId {
 }
 
 /**
- * The id a request names, in any of the three ways clients send one: `documentId` in a POST body
- * (GraphQL-over-HTTP), `documentId` in a GET's query string (Yoga's GET parser keeps only the four
- * standard parameters, so it is read from the URL), or Apollo's `extensions.persistedQuery`.
+ * The id a request names: `documentId` in a POST body, in a GET's query string (Yoga's GET parser
+ * keeps only the four standard parameters), or Apollo's `extensions.persistedQuery`.
  */
 function sentDocumentId(params: Params, request: Request): SentId | undefined {
   if (params.documentId != null) return { sent: params.documentId, automatic: false };
@@ -141,13 +136,10 @@ function useDocumentSwap(documents: PublishedDocuments, refuse: DocumentRefusals
 }
 
 /**
- * Trusted documents: a request naming a published document runs that document (the library swaps
- * it in before parsing); one sending a document whole is refused under `enforce`, or logged and
- * counted under `log`, when its key may not send documents of its own. Apollo's automatic persisted
- * queries from keys that may register (mayRegister) are served here too, before parsing, so what
- * they run meets every later rule as the same text sent whole; a text registered is kept only once
- * its operation has executed. Refusals come before parsing, so nothing runs. REST never gets here:
- * its documents are the server's own and skip Yoga's params.
+ * Trusted documents, before parsing: a published id runs its document (the library swaps it in); a
+ * document sent whole by a key that may not is refused under `enforce`, logged and counted under
+ * `log`. Apollo's APQ from keys that may register is served here too, so what it runs meets every
+ * later rule as the same text sent whole. REST never gets here: its documents are the server's own.
  */
 export function useTrustedDocuments(options: {
   mode: TrustedDocumentsMode;

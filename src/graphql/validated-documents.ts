@@ -5,11 +5,9 @@ import type { Plugin } from 'graphql-yoga';
 export const MAX_VALIDATED_DOCUMENTS = 1_000;
 
 /**
- * The documents Yoga has parsed and found valid (graphql-js's rules, GraphQL Armor's limits, the
- * list-size limit's static check: whatever any plugin adds), by their exact text. The GraphQL fast
- * path runs only these, so a document is judged by Yoga, once, before the fast path ever runs it; a
- * document Yoga refused is never here, and gets Yoga's own answer every time. The plugin goes last,
- * after every plugin that could refuse a document.
+ * The documents Yoga parsed and found valid (every plugin's rules), by exact text: the fast path runs
+ * only these, so Yoga judges each once and a refused one always gets Yoga's own answer. The plugin
+ * goes last, after every plugin that could refuse a document.
  */
 export function createValidatedDocuments(max = MAX_VALIDATED_DOCUMENTS) {
   const byText = new Map<string, DocumentNode>();

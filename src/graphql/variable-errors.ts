@@ -59,10 +59,7 @@ function ruleProblem(parent: GraphQLInputObjectType, field: GraphQLInputField, v
   return judged.success ? undefined : (judged.error.issues[0]?.message ?? 'is invalid');
 }
 
-/**
- * An input object's own fields first, in the schema's order (the contract's), then the keys it does
- * not have, in the order given: what the error cap leaves out is never a field the type declares.
- */
+/** Declared fields first, in the schema's order, then unknown keys: the cap never leaves out a declared one. */
 function walkObject(
   type: GraphQLInputObjectType,
   given: Record<string, unknown>,
@@ -136,10 +133,7 @@ function findVariableProblems(
 
 type Result = { data?: unknown; errors?: readonly GraphQLError[] };
 
-/**
- * No data, and every error is either without a path (execution never started: the variables, or the
- * operation, were refused) or a BAD_USER_INPUT from a resolver (a domain rule refused an argument).
- */
+/** No data, and every error is a refusal before execution (no path) or a resolver's BAD_USER_INPUT. */
 function refusedInput(result: Result): boolean {
   const errors = result.errors ?? [];
   return (
@@ -164,10 +158,9 @@ function argumentPaths(field: FieldNode): Map<string, string> {
 }
 
 /**
- * The problems as errors of the root fields whose resolvers refused them: by argument path, with the
- * field's `path` and `locations`, as the resolver's own error had. A problem of a field that never ran
- * (a mutation after the one that failed) stays a variable's. Undefined when a resolver's error is not
- * among them (a rule the walk does not know): the resolvers' errors then stand as they are.
+ * The problems as errors of the root fields whose resolvers refused them (argument path, `path`,
+ * `locations`); one of a field that never ran stays a variable's. Undefined when a resolver's error
+ * is not among them (a rule the walk does not know): the resolvers' errors then stand.
  */
 function asResolverErrors(
   { document, operationName }: { document: DocumentNode; operationName: string | null | undefined },
@@ -192,12 +185,9 @@ function asResolverErrors(
 }
 
 /**
- * Gives input errors the same BAD_USER_INPUT shape (code, field, reason) whichever check found them,
- * one error per invalid field, in the schema's field order: the types' and the domain rules' problems,
- * all found in one walk of the variables. The executors (graphql-js, or graphql-jit) say type problems
- * only in English sentences, each in its own words, and the zod rules run only once every type is
- * right, each resolver reporting its first. Any other result is returned as it is, but with at most
- * MAX_ERRORS errors and one "too many errors" entry (both faces pass here).
+ * One BAD_USER_INPUT error (code, field, reason) per invalid field, in the schema's order, whichever
+ * check found it: the executors say type problems only in English sentences, and the zod rules run
+ * only once every type is right. Any other result stays as it is, capped at MAX_ERRORS errors.
  */
 export function withVariableErrorCodes<R extends Result>(
   schema: GraphQLSchema,

@@ -39,9 +39,8 @@ export async function ensureIdempotencyIndexes(db: Db): Promise<void> {
 }
 
 /**
- * The `idempotencyKeys` collection. Every instance sees the same records; claiming a key is an
- * insert on the unique `_id`, which is atomic on MongoDB and on FerretDB alike (FerretDB's
- * findAndModify is not). Records are purged by age here, not by a TTL index: FerretDB has none.
+ * The `idempotencyKeys` collection: a key is claimed by an insert on the unique `_id`, atomic on
+ * FerretDB too (its findAndModify is not); records are purged by age, as FerretDB has no TTL index.
  */
 export function createIdempotencyStore(
   db: Db,

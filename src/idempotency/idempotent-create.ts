@@ -8,24 +8,19 @@ import {
   PetIdsContendedError,
   PetIdTakenError,
 } from '../errors.ts';
+import type { CreatedPet } from '../pets/create-pet.ts';
 import type { NewPet, Pet } from '../pets/pet.ts';
 import type { PetRepository } from '../pets/pet-repository.ts';
 import { type IdempotencyRecord, type IdempotencyStore, idempotencyRecordId } from './idempotency-store.ts';
 
 /** How long records are kept by default, as Stripe does: a day covers any sensible retry schedule. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_HOURS = 24;
-/**
- * A record without its pet may belong to a request still running this long (it answers within
- * CREATE_DEADLINE_MS); then a retry finishes its work.
- */
+/** A record without its pet may belong to a request still running this long; then a retry finishes it. */
 export const IDEMPOTENCY_LEASE_MS = 10_000;
 /** The whole of a create with a key, look-ups included: its 503 must reach the client within 6 s. */
 export const CREATE_DEADLINE_MS = 5_500;
 
-/**
- * A pet id can collide with another create only on a counter that is not atomic (FerretDB across
- * instances); each move resyncs the counter and pauses a random moment, as a plain create's retries do.
- */
+/** Ids collide only on a non-atomic counter (FerretDB across instances); each move resyncs it first. */
 export const MAX_ID_MOVES = 10;
 /** Records found expired or claimed under us this many times: only a clock far out of step does that. */
 const MAX_RECORD_READS = 3;
@@ -78,9 +73,8 @@ export interface Facts {
 }
 
 /**
- * The protocol of a create with a key, as a pure function: a retry with the same pet gets that pet,
- * another pet under the key is refused, a request that may still run is waited for, and a request
- * that ended before storing its pet is finished, under the id it recorded, once.
+ * The protocol of a create with a key, as a pure function: a retry gets the same pet, another pet is
+ * refused, a running request is waited for, and an unfinished one is finished under its recorded id.
  */
 export function decideNext(observed: Observation, facts: Facts): Next {
   const samePet = (pet: Pet | null): pet is Pet => pet !== null && fingerprintOf(pet) === facts.fingerprint;
@@ -127,12 +121,6 @@ export interface IdempotentCreateRequest {
   apiKeyId: string;
   idempotencyKey: string;
   clientGone: () => boolean;
-}
-
-export interface IdempotentCreateResult {
-  pet: Pet;
-  /** True when the pet was created by an earlier request with this key, not by this one. */
-  replayed: boolean;
 }
 
 type Step = Exclude<Next, { do: 'answer' }>;
@@ -214,7 +202,7 @@ export function createIdempotentCreates(options: {
   // Requests with a key in this process right now: a concurrent retry is refused without a lookup.
   const running = new Set<string>();
 
-  async function createOnce(attempt: Attempt): Promise<IdempotentCreateResult> {
+  async function createOnce(attempt: Attempt): Promise<CreatedPet> {
     const perform = stepsOf({ pets, records, now }, attempt);
     let next: Next = { do: 'read-record' };
     while (next.do !== 'answer') {
@@ -229,7 +217,7 @@ export function createIdempotentCreates(options: {
      * Answers within CREATE_DEADLINE_MS: past it the client gets a 503 while the work goes on, and the
      * key stays "running" here until it ends, so a retry meanwhile is told to wait (409), not run twice.
      */
-    async create(newPet: NewPet, request: IdempotentCreateRequest): Promise<IdempotentCreateResult> {
+    async create(newPet: NewPet, request: IdempotentCreateRequest): Promise<CreatedPet> {
       const id = idempotencyRecordId(request.apiKeyId, request.idempotencyKey);
       if (running.has(id)) throw new IdempotencyKeyInUseError(1);
       running.add(id);
@@ -252,10 +240,7 @@ export type IdempotentCreates = ReturnType<typeof createIdempotentCreates>;
 /** Expired records are found on lookup anyway; the purge only keeps the collection from growing. */
 export const PURGE_EVERY_MS = 10 * 60_000;
 
-/**
- * Deletes expired Idempotency-Key records now and every PURGE_EVERY_MS: FerretDB has no TTL index
- * to do it, and one code path for both databases is one to test. Returns the stop function.
- */
+/** Deletes expired records now and every PURGE_EVERY_MS (FerretDB has no TTL index); returns the stop. */
 export function schedulePurge(creates: IdempotentCreates, logger: Logger, everyMs = PURGE_EVERY_MS): () => void {
   const purge = () =>
     void creates.purgeExpired().then(

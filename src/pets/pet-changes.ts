@@ -47,11 +47,7 @@ export function createLocalPetChanges(): PetChanges {
   };
 }
 
-/**
- * The repository with an announcement after each stored pet. Every insert (plain, keyed, a keyed
- * retry stored late) goes through create, so wrapping it here misses none; a failed create and a
- * replay store nothing and announce nothing.
- */
+/** The repository announcing each stored pet: every insert goes through create, so none is missed. */
 export function announcingCreates(pets: PetRepository, changes: PetChanges): PetRepository {
   return {
     ...pets,

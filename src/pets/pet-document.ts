@@ -49,8 +49,6 @@ export function readPet(doc: StoredDocument): { pet: Pet; problem?: never } | { 
 
 /** A stored `_id` of any type as log text (and as the key that reports each document once). */
 export function describeId(id: unknown): string {
-  if (typeof id === 'string') return JSON.stringify(id);
-  if (Array.isArray(id) || (typeof id === 'object' && id !== null && id.constructor === Object))
-    return JSON.stringify(id);
-  return String(id);
+  const plain = typeof id === 'object' && id !== null && id.constructor === Object;
+  return typeof id === 'string' || Array.isArray(id) || plain ? JSON.stringify(id) : String(id);
 }

@@ -1,8 +1,5 @@
-import type { Logger } from 'pino';
 import type { Pet, PetPage, PetStatus } from './pet.ts';
-import type { PetChanges } from './pet-changes.ts';
-import type { PetRepository } from './pet-repository.ts';
-import { createPetTail, FEED_BATCH, type PetTail } from './pet-tail.ts';
+import { createPetTail, FEED_BATCH, type PetTail, type PetTailOptions, unlessAborted } from './pet-tail.ts';
 
 /** What one subscriber follows: pets after `afterId` (after the newest stored pet when absent), of one status or all. */
 export interface PetFeedQuery {
@@ -10,47 +7,11 @@ export interface PetFeedQuery {
   status?: PetStatus;
 }
 
-/**
- * New pets as they are stored, for subscriptions. The database is the source of truth: a
- * notification (pet-changes.ts) only says "look again", and a slow timer looks again anyway.
- */
-export interface PetFeed {
-  /**
-   * Each pet after the query's id, once, in id order, then each new one as it settles; pull-based,
-   * so a consumer that does not ask holds no queue. Ends (returns) when `signal` aborts or close() runs.
-   */
-  follow(query: PetFeedQuery, signal: AbortSignal): AsyncGenerator<Pet, void, undefined>;
-  /** Ends every follower and stops the timer and the notifications. */
-  close(): Promise<void>;
-}
-
-export interface PetFeedOptions {
-  /** The repository (reads only: highestId and readAfter for the tail, listPage for followers behind it). */
-  pets: PetRepository;
-  /** "Look again" notifications. */
-  changes: PetChanges;
-  /** The slow timer: look again this often while anyone follows, so a lost notification costs only time. */
-  pollMs: number;
-  /** How long pets beyond a missing id are held back before the gap is accepted. */
-  settleMs: number;
-  logger: Logger;
-  /** How many recent pets the instance keeps for its followers; one further behind reads the database. */
-  recentSize?: number;
-}
+export type PetFeedOptions = Omit<PetTailOptions, 'recentSize'> & Partial<Pick<PetTailOptions, 'recentSize'>>;
 
 export const DEFAULT_RECENT_SIZE = 1_000;
 
 const matches = (status: PetStatus | undefined) => (pet: Pet) => status === undefined || pet.status === status;
-
-/** The read's result, or undefined as soon as `signal` aborts: a read under way then ends unheard. */
-function unlessAborted<T>(read: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  return new Promise<T | undefined>((resolve, reject) => {
-    const aborted = () => resolve(undefined);
-    signal.addEventListener('abort', aborted, { once: true });
-    if (signal.aborted) aborted();
-    read.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
-  });
-}
 
 interface Follower {
   tail: PetTail;
@@ -60,10 +21,8 @@ interface Follower {
 }
 
 /**
- * One follower: its cursor is all it keeps. Behind the tail's ring it reads the database after its
- * cursor (up to what the tail has settled); within it, it takes the ring's pets one by one; at the
- * tail it waits for the next look. A failed read is logged once per streak and tried again after the
- * next look that read or the next tick of the slow timer: the stream stays open.
+ * One follower, keeping only its cursor: behind the tail's ring it reads the database, within it takes
+ * the ring's pets, at the tail waits for the next look. A failed read is retried; the stream stays open.
  */
 async function* followFrom(follower: Follower): AsyncGenerator<Pet, void, undefined> {
   const { tail, options, query, signal } = follower;
@@ -120,13 +79,19 @@ async function* followFrom(follower: Follower): AsyncGenerator<Pet, void, undefi
 }
 
 /**
- * The feed of one instance: one shared tail reads new pets while anyone follows, and each follower
- * keeps only its cursor, so memory does not grow with a slow consumer.
+ * New pets as they are stored, for subscriptions. The database is the source of truth: a notification
+ * (pet-changes.ts) only says "look again", and a slow timer looks again anyway. One shared tail reads
+ * new pets while anyone follows, and each follower keeps only its cursor, so memory does not grow
+ * with a slow consumer.
  */
-export function createPetFeed(options: PetFeedOptions): PetFeed {
+export function createPetFeed(options: PetFeedOptions) {
   const tail = createPetTail({ ...options, recentSize: options.recentSize ?? DEFAULT_RECENT_SIZE });
   return {
-    async *follow(query, signal) {
+    /**
+     * Each pet after the query's id, once, in id order, then each new one as it settles; pull-based,
+     * so a consumer that does not ask holds no queue. Ends when `signal` aborts or close() runs.
+     */
+    async *follow(query: PetFeedQuery, signal: AbortSignal): AsyncGenerator<Pet, void, undefined> {
       if (tail.isClosed() || signal.aborted) return;
       const leave = tail.join();
       // A consumer that aborts and drops the generator without return() must not count as following.
@@ -138,8 +103,11 @@ export function createPetFeed(options: PetFeedOptions): PetFeed {
         leave();
       }
     },
-    async close() {
+    /** Ends every follower and stops the timer and the notifications. */
+    async close(): Promise<void> {
       tail.close();
     },
   };
 }
+
+export type PetFeed = ReturnType<typeof createPetFeed>;

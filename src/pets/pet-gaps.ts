@@ -16,12 +16,6 @@ export interface Gap {
   since: number;
 }
 
-/**
- * Settles what a read found, in id order from tailId + 1. The next id settles at once; past a missing
- * id (ids are taken before the insert, so N+1 may be stored before N) everything waits until the gap
- * has been seen for `settleMs`, then the gap is accepted. `gaps` remembers when each run of missing
- * ids was first seen. Ids that are not integers (unreadable documents) hold no place.
- */
 export interface SettleWindow {
   /** Kept across reads, pruned as the tail passes. */
   gaps: Map<number, Gap>;
@@ -36,6 +30,10 @@ function firstSeen(gaps: ReadonlyMap<number, Gap>, from: number, to: number, now
   return since;
 }
 
+/**
+ * Settles what a read found, in id order from tailId + 1. Past a missing id (ids are taken before the
+ * insert, so N+1 may be stored before N) everything waits until the gap was seen `settleMs` ago.
+ */
 export function settle(
   tailId: number,
   entries: readonly StoredEntry[],

@@ -16,19 +16,12 @@ const PET_ID_COUNTER = 'petId';
 /** Upper bound of the random pause after a collision, so racing instances fall out of step. */
 const COLLISION_JITTER_MS = 20;
 
-/** Pet ids from one counter document; only the pets' unique `_id` makes them unique for sure. */
-export interface PetIds {
-  /** The next id; ClientGoneError, with no id spent, if the client left while the call waited its turn. */
-  next(signal: AbortSignal, clientGone: () => boolean): Promise<number>;
-  /** After an id turned out taken: moves the counter past every stored id, then pauses a random moment. */
-  recoverFromCollision(signal: AbortSignal): Promise<void>;
-}
-
 /**
+ * Pet ids from one counter document; only the pets' unique `_id` makes them unique for sure.
  * `serialize`: one allocation at a time in this process. FerretDB runs findAndModify without a
  * transaction, so concurrent increments hand out one value twice; on MongoDB `$inc` is atomic.
  */
-export function createPetIds(db: Db, { serialize }: { serialize: boolean }): PetIds {
+export function createPetIds(db: Db, { serialize }: { serialize: boolean }) {
   const pets = db.collection<PetDocument>(PETS_COLLECTION);
   const counters = db.collection<CounterDocument>(COUNTERS);
   const queue = createSerialQueue();
@@ -64,23 +57,23 @@ export function createPetIds(db: Db, { serialize }: { serialize: boolean }): Pet
   }
 
   return {
-    // Checked when the task leaves the queue: an id is never spent on a client that has gone.
-    next: (signal, clientGone) =>
+    /** The next id; ClientGoneError, with no id spent, if the client left while the call waited its turn. */
+    next: (signal: AbortSignal, clientGone: () => boolean): Promise<number> =>
       oneAtATime(signal, () => {
         if (clientGone()) throw new ClientGoneError();
         return increment(signal);
       }),
-    async recoverFromCollision(signal) {
+    /** After an id turned out taken: moves the counter past every stored id, then pauses a random moment. */
+    async recoverFromCollision(signal: AbortSignal): Promise<void> {
       await oneAtATime(signal, () => resync(signal));
       await sleep(Math.random() * COLLISION_JITTER_MS);
     },
   };
 }
 
-/**
- * The highest stored id a pet can have, undefined when none. Only ids a pet can have: a stored string
- * or 1e300 would otherwise become the counter (createPetIds) or the feed's starting point.
- */
+export type PetIds = ReturnType<typeof createPetIds>;
+
+/** The highest stored id a pet can have (not a stored string or 1e300), undefined when none. */
 export async function highestStoredId(pets: Collection<PetDocument>, signal: AbortSignal): Promise<number | undefined> {
   const highest = await pets
     .find({ _id: { $gte: 1, $lte: MAX_INT64_EXACT } }, { projection: { _id: 1 }, signal })

@@ -22,11 +22,7 @@ export interface StoredEntry {
 
 type Read = (doc: StoredDocument) => Pet | null;
 
-/**
- * Keyset pages of readable pets. Unreadable documents are skipped, so a page may need more
- * documents than `limit + 1`: it reads on after the last document seen, readable or not, until
- * it has one pet more than the page (that one only says a next page exists) or the end.
- */
+/** Keyset pages of readable pets: unreadable documents are skipped, reading on until one pet past the page. */
 export async function readPage(
   pets: Collection<PetDocument>,
   read: Read,
@@ -72,10 +68,7 @@ export async function readAfter(
 export interface CreateOptions {
   /** True once whoever asked has gone: the pet is then not stored, and no id is spent on it. */
   clientGone?: () => boolean;
-  /**
-   * Store the pet under this id, taken earlier from allocateId (an idempotent create records it
-   * first); if a pet already has it, PetIdTakenError. Without it the repository allocates one.
-   */
+  /** An id taken earlier from allocateId (PetIdTakenError if a pet has it); by default, a fresh one. */
   id?: number;
 }
 
@@ -87,10 +80,7 @@ export interface PetRepository {
   listPage(query: PetPageQuery): Promise<PetPage>;
   /** The highest stored pet id, 0 when there is none: where a feed with no cursor starts. */
   highestId(): Promise<number>;
-  /**
-   * Stored documents with a numeric id above `afterId`, at most `limit`, in id order; unreadable
-   * ones as `pet: null`, so a reader can tell a document it cannot read from an id not yet stored.
-   */
+  /** Up to `limit` stored documents above `afterId`, in id order; unreadable ones as `pet: null`, not gaps. */
   readAfter(afterId: number, limit: number): Promise<StoredEntry[]>;
 }
 
@@ -141,10 +131,8 @@ interface Insert {
 }
 
 /**
- * Stores the pet under `id`, allocated earlier, or under a fresh id, retried on a collision; only the
- * unique _id stands between it and a copy (the counter alone cannot promise uniqueness). A taken id
- * may mean the counter fell behind (another instance's lost increment on FerretDB): it is moved past
- * the stored ids first, so the next id allocated does not collide again.
+ * Stores the pet under `id`, allocated earlier, or under a fresh id retried on a collision: only the
+ * unique _id guarantees uniqueness. A collision moves the counter past the stored ids first.
  */
 async function insert(pets: Collection<PetDocument>, ids: PetIds, id: number | undefined, request: Insert) {
   const { newPet, clientGone, signal } = request;

@@ -2,19 +2,15 @@ import { z } from 'zod';
 import { LIST_LIMIT, MAX_INT64_EXACT, PET_NAME_MAX_LENGTH } from './pet.ts';
 
 /**
- * The rules a pet must meet, as plain predicates: the API layers check inputs with them through the
- * zod schemas below, the repository checks stored documents with them directly (every pet it reads).
- * Control, format and separator characters are refused in new names only: pets stored before that rule stay readable.
+ * The rules a pet must meet, as predicates: the zod schemas below check inputs with them, the
+ * repository every stored pet. Control and format characters are refused in new names only.
  */
 const isWellFormed = (text: string) => text.isWellFormed();
 const isNotBlank = (text: string) => text.trim().length > 0;
 /**
- * Unicode's control (Cc: NUL, ESC, newlines) and format (Cf: bidi overrides, zero-width spaces and
- * joiners) characters, and its line and paragraph separators (Zl U+2028, Zp U+2029, which break
- * lines in terminals and logs as newlines do): invisible or able to rewrite what a person or a
- * terminal shows around them. All of Cf is refused, the zero-width joiner of emoji sequences
- * included: a name must look like what it is, and schema/openapi.yaml's PetName pattern can then say
- * exactly the same.
+ * Control (Cc), format (Cf: bidi overrides, zero-width joiners, emoji's included) and line or paragraph
+ * separators (Zl, Zp): invisible, or able to rewrite what a terminal shows. A name must look like what
+ * it is, and schema/openapi.yaml's PetName pattern says exactly the same.
  */
 const CONTROL_FORMAT_OR_SEPARATOR = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const hasNoControlOrFormat = (text: string) => !CONTROL_FORMAT_OR_SEPARATOR.test(text);

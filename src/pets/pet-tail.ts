@@ -7,12 +7,6 @@ import type { PetRepository, StoredEntry } from './pet-repository.ts';
 /** Documents per read: a page's worth, as the list's keyset query reads. */
 export const FEED_BATCH = 100;
 
-export interface SettledPetsOptions {
-  pets: PetRepository;
-  settleMs: number;
-  recentSize: number;
-}
-
 interface TailState {
   /** Where the tail started: the newest stored pet when the first follower arrived. */
   startId: number;
@@ -55,7 +49,11 @@ function remember(state: TailState, pets: readonly Pet[], recentSize: number): v
  * What is settled and the ring of recent pets, with the reads that move them on. reset() forgets
  * everything; a read that was under way when it ran then changes nothing.
  */
-export function createSettledPets({ pets, settleMs, recentSize }: SettledPetsOptions) {
+export function createSettledPets({
+  pets,
+  settleMs,
+  recentSize,
+}: Pick<PetTailOptions, 'pets' | 'settleMs' | 'recentSize'>) {
   let state: TailState | undefined;
   let epoch = 0;
   return {
@@ -105,12 +103,27 @@ export function createSettledPets({ pets, settleMs, recentSize }: SettledPetsOpt
 export type SettledPets = ReturnType<typeof createSettledPets>;
 
 export interface PetTailOptions {
+  /** The repository (reads only: highestId and readAfter for the tail, listPage for followers behind it). */
   pets: PetRepository;
+  /** "Look again" notifications. */
   changes: PetChanges;
+  /** The slow timer: look again this often while anyone follows, so a lost notification costs only time. */
   pollMs: number;
+  /** How long pets beyond a missing id are held back before the gap is accepted. */
   settleMs: number;
   logger: Logger;
+  /** How many recent pets the instance keeps for its followers; one further behind reads the database. */
   recentSize: number;
+}
+
+/** The read's result, or undefined as soon as `signal` aborts: a read under way then ends unheard. */
+export function unlessAborted<T>(read: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    const aborted = () => resolve(undefined);
+    signal.addEventListener('abort', aborted, { once: true });
+    if (signal.aborted) aborted();
+    read.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
+  });
 }
 
 /** One "something happened" at a time: waiters of the current one wake together. */
@@ -123,17 +136,7 @@ function createPulse() {
       resolveCurrent();
       current = fresh();
     },
-    next(signal: AbortSignal): Promise<void> {
-      const beat = current;
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        signal.addEventListener('abort', done, { once: true });
-        void beat.then(done);
-      });
-    },
+    next: async (signal: AbortSignal): Promise<void> => void (await unlessAborted(current, signal)),
   };
 }
 
@@ -187,10 +190,8 @@ function createLooks({ settled, logger, isActive, afterLook }: LooksOptions) {
 }
 
 /**
- * The one reader of new pets in this instance, shared by its followers. It runs only while someone
- * follows: it starts a batch below the highest stored id (createSettledPets), looks again on each
- * notification and every `pollMs`, and forgets everything when the last follower leaves, so a later
- * start does not read through what was stored meanwhile.
+ * The one reader of new pets in this instance, running only while someone follows: it looks on each
+ * notification and every `pollMs`, and forgets everything when the last follower leaves.
  */
 export function createPetTail(options: PetTailOptions) {
   const settled = createSettledPets(options);

@@ -29,9 +29,8 @@ function createTroubleLog(logger: Logger) {
 }
 
 /**
- * Pet changes shared through Redis pub/sub: one connection publishes, one listens. announce() tells
- * this instance at once and publishes without waiting; at most one publish is in flight (announcements
- * that come meanwhile become one more), so a frozen Redis grows no queue and delays no create.
+ * Pet changes shared through Redis pub/sub. announce() tells this instance at once and publishes
+ * without waiting, one publish in flight at most, so a frozen Redis grows no queue and delays no create.
  */
 export function createRedisPetChanges(options: { url: string; logger: Logger; channel?: string }): PetChanges {
   const { url, logger, channel = DEFAULT_PET_CHANGES_CHANNEL } = options;

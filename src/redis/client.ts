@@ -8,11 +8,8 @@ export const REDIS_DEADLINE_MS = 50;
 export const REDIS_KEY_PREFIX = 'petstore-gateway:';
 
 /**
- * The one way this service connects to Redis, for the rate limits and the pet-change nudges alike.
- * Nothing waits for Redis: while disconnected a command fails at once instead of queueing (a queued
- * count would land in a later window; a late nudge is covered by the feeds' poll), a stalled Redis
- * (frozen, or cut off by the network, which raises no error) fails every command at its deadline,
- * and the client reconnects forever, at most REDIS_RETRY_MS apart.
+ * How this service connects to Redis. Nothing waits for it: disconnected, a command fails at once (a
+ * queued count would land in a later window); stalled, at its deadline; reconnects never stop.
  */
 const CLIENT_OPTIONS: RedisOptions = {
   enableOfflineQueue: false,
@@ -23,11 +20,7 @@ const CLIENT_OPTIONS: RedisOptions = {
   commandTimeout: REDIS_DEADLINE_MS,
 };
 
-/**
- * A factory rather than one shared connection: a subscribed connection can issue no other command, so
- * the nudges need one of their own. The client is loaded only now (it is large, and only deployments
- * with REDIS_URL use it); it connects in the background.
- */
+/** A connection per user (a subscribed one can issue no other command); ioredis is loaded only with REDIS_URL. */
 export async function createRedisClient(url: string, connectionName: string): Promise<Redis> {
   const { Redis } = await import('ioredis');
   return new Redis(url, { ...CLIENT_OPTIONS, connectionName });

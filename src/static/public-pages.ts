@@ -8,10 +8,7 @@ import { createApiDocsPage, createGraphiQLPage, createHtmlPage, escapeHtml, type
 export interface PublicPagesOptions {
   graphqlEndpoint: string;
   restBasePath: string;
-  /**
-   * A generated development key (main.ts makes one on loopback only), pre-filled in GraphiQL's
-   * Headers tab and authorized on the REST reference page, for a browser on this machine only.
-   */
+  /** A generated development key (main.ts, loopback only), pre-filled in GraphiQL and the REST reference. */
   developmentKey: string | undefined;
   openApiDocument: (req: IncomingMessage, res: ServerResponse) => void;
   assetsDir?: string;
@@ -21,10 +18,7 @@ const SERVICE = 'petstore-gateway';
 const STYLE = `body { max-width: 40rem; margin: 3rem auto; padding: 0 1rem; font: 16px/1.5 system-ui, sans-serif; }
       a { color: #0b57d0; } code { font-size: 0.95em; }`;
 
-/**
- * `GET /` without a key: what this service is and where to go next, as a small page for a browser
- * and as JSON for anything else. It names public pages only and tells nothing of the deployment.
- */
+/** `GET /` without a key: what this service is and its public pages, as HTML for browsers, else JSON. */
 function createFrontDoor({ graphqlEndpoint, restBasePath }: PublicPagesOptions) {
   const links = {
     graphiql: graphqlEndpoint,
@@ -87,11 +81,7 @@ mutation AddPet {
 const KEY_HINT =
   'Set your API key in the Headers tab (bottom left): replace <API_KEY> in {"Authorization": "Bearer <API_KEY>"}, then run a query. Until then the schema and docs cannot load.';
 
-/**
- * A page made twice, without the development key and with it, and the one rule for GraphiQL and the
- * REST reference alike: the key (made by main.ts only on a loopback HOST, outside production, when no
- * other key exists) goes only to a browser on this machine that asked by a loopback name (loopback.ts).
- */
+/** A page made without the development key and with it: the key goes only to a local browser (loopback.ts). */
 function servedWithKey(page: (key: string | undefined) => HtmlPage, developmentKey: string | undefined) {
   const withoutKey = page(undefined);
   const withKey = developmentKey === undefined ? undefined : page(developmentKey);

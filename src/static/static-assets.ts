@@ -13,19 +13,13 @@ import {
 /** Hashed names change with their content, so a browser may keep every file for good. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-export interface StaticAssets {
-  manifest: MountedManifest;
-  handle(req: IncomingMessage, res: ServerResponse): void;
-}
-
 const CONTENT_TYPES_SIRV_LACKS = new Map([['.ico', 'image/x-icon']]);
 
 /**
- * Serves the files of `npm run build` under urlPrefix. We pick the encoding and answer conditional
- * requests ourselves, from the manifest's strong ETags (sirv's are weak, size-mtime, and it ignores
- * q=0); sirv then streams the chosen file from its startup index, with type, length and ranges.
+ * Serves `npm run build`'s files under urlPrefix: encoding and conditional requests by the manifest's
+ * strong ETags (sirv's are weak and it ignores q=0); sirv streams the chosen file, with ranges.
  */
-export function createStaticAssets(options: { dir: string; urlPrefix: string }): StaticAssets {
+export function createStaticAssets(options: { dir: string; urlPrefix: string }) {
   const urlPrefix = options.urlPrefix.replace(/\/+$/, '');
   const manifest: MountedManifest = { ...readAssetManifest(options.dir), urlPrefix };
   const serveFile = sirv(options.dir, { dev: false, etag: false, gzip: false, brotli: false, extensions: [] });
@@ -65,6 +59,8 @@ export function createStaticAssets(options: { dir: string; urlPrefix: string }):
 
   return { manifest, handle };
 }
+
+export type StaticAssets = ReturnType<typeof createStaticAssets>;
 
 /** RFC 9110 §13.1.2: If-None-Match compares weakly, and `*` matches any current representation. */
 export function matchesIfNoneMatch(req: IncomingMessage, etag: string): boolean {

@@ -30,10 +30,7 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => H
 /** JSON safe inside <script type="application/json">: no `</script>` can end the element early. */
 export const jsonForScript = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
-/**
- * A fixed HTML document: revalidated on every load (no-cache) and answered 304 while unchanged; a
- * page holding a secret says `no-store` instead.
- */
+/** A fixed HTML document, revalidated on every load (304 while unchanged); one holding a secret is `no-store`. */
 export function createHtmlPage(html: string, { cacheControl = 'no-cache' } = {}): HtmlPage {
   const body = Buffer.from(html);
   const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 24)}"`;
@@ -78,11 +75,7 @@ const KEY_HINT_STYLE = `<style>
       #root .graphiql-container { height: 100%; width: 100%; }
     </style>`;
 
-/**
- * The page Yoga's renderGraphiQL writes, minus the bundle it inlines: the bundle, its CSS and Monaco's
- * workers are hashed files, and the boot script calls the same renderYogaGraphiQL with the options
- * Yoga passes (title, defaultQuery, headers, shouldPersistHeaders) plus the endpoint.
- */
+/** The page Yoga's renderGraphiQL writes, with the bundle, CSS and workers as hashed files instead of inline. */
 export function createGraphiQLPage(options: GraphiQLPageOptions): HtmlPage {
   const url = (name: string) => assetUrl(options.manifest, name);
   const config = {
@@ -144,9 +137,8 @@ const FOLD_STYLE = `<style>
     </style>`;
 
 /**
- * Swagger UI, offline: the served contract, an Authorize button for the bearer key, Try it out on.
- * api-docs-boot.js adds what JSON cannot carry: a fresh Idempotency-Key for each Execute of a create,
- * the development key authorized through Swagger UI's preauthorizeApiKey, the folded introduction.
+ * Swagger UI, offline, with Authorize and Try it out; api-docs-boot.js adds what JSON cannot carry (an
+ * Idempotency-Key per create, the development key's authorization, the folded introduction).
  */
 export function createApiDocsPage(options: ApiDocsPageOptions): HtmlPage {
   const url = (name: string) => assetUrl(options.manifest, name);

@@ -15,9 +15,8 @@ interface RecordedException {
 const MOST_RECORDED = 5;
 
 /**
- * What a span may say about an error. A client's mistake gives its code only: the messages of
- * GraphQL's own errors quote the document or a variable's value. An operating condition gives our
- * message; a bug its message and stack, as the error log does.
+ * What a span may say about an error: a client's mistake its code only (GraphQL's messages quote the
+ * document or variables), an operating condition our message, a bug its message and stack.
  */
 function exceptionOf(error: unknown, clientCode = 'GRAPHQL_ERROR'): RecordedException {
   const cause = rootCause(error);
@@ -76,14 +75,10 @@ function finish(span: Span, result: object): void {
 }
 
 /**
- * Parse, validate and execute spans, under whatever span is active: the server span on both faces
- * (REST, and the GraphQL fast path, run without Yoga: createExecuteSpans gives them the execute span).
- * Two plugins: `spans` early among the plugins, so it also sees operations another plugin stops
- * before they run (the list-size limit); `activate` after useGraphQlJit, whose onExecute replaces
- * the execute function without chaining, so it wraps the function that really runs, and last, so
- * the errors it records are the ones clients get (before masking, which Yoga does after every
- * plugin). Envelop hands every onExecute hook of one execution the same `args` object: that is how
- * the two meet.
+ * Parse, validate and execute spans under the active span. `spans` goes early, to see operations
+ * another plugin stops (the list-size limit); `activate` goes last, after useGraphQlJit (whose
+ * onExecute replaces the execute function), so it wraps what really runs and records the errors
+ * clients get. The two meet on the `args` object envelop hands every onExecute hook.
  */
 export function useGraphQLSpans(tracer: Tracer): { spans: Plugin; activate: Plugin } {
   /** Execute spans not yet taken over by `activate`. */

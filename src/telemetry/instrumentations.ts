@@ -17,10 +17,8 @@ const GRAPHQL_PATH = '/graphql';
 const pathOf = (req: IncomingMessage) => (req.url ?? '/').split('?', 1)[0] ?? '/';
 
 /**
- * What the server span starts with over instrumentation-http's own attributes: the client address
- * by TRUST_PROXY, as the failed-authentication limit counts it (the instrumentation believes any
- * Forwarded or X-Forwarded-For), and, on /graphql, no url.query: a GET's query string is the document
- * and its variables. An undefined value is no attribute at all.
+ * The server span's own attributes: the client address by TRUST_PROXY (the instrumentation believes any
+ * X-Forwarded-For), and on /graphql no url.query, which holds a GET's document and variables.
  */
 export function incomingSpanAttributes(clientAddress: ClientAddress) {
   return (req: IncomingMessage): Attributes => ({

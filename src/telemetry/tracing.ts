@@ -28,9 +28,8 @@ function destinationOf(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * The client-address rule of TRUST_PROXY for spans, read as config.ts reads it (a comma list, blank
- * meaning unset). Not through config.ts: it loads the MongoDB driver, which must load after the
- * instrumentations. A list config.ts refuses stops main.ts before any request; until then no header is believed.
+ * TRUST_PROXY's client-address rule for spans, read as config.ts reads it but not through it (it loads
+ * the MongoDB driver, which must load after the instrumentations). An invalid list believes no header.
  */
 export function clientAddressFromEnvironment(env: NodeJS.ProcessEnv): ClientAddress {
   const entries = (env.TRUST_PROXY ?? '')
@@ -54,10 +53,8 @@ function stopWithin(provider: NodeTracerProvider, deadlineMs: number): Promise<F
 }
 
 /**
- * The SDK without @opentelemetry/sdk-node, which loads gRPC, metrics, logs, Prometheus and Zipkin
- * exporters whether used or not (docs/decisions/2026-11-23-tracing-with-opentelemetry.md): a tracer
- * provider reading the standard variables (sampler, batch, resource), W3C trace context, and the two
- * instrumentations.
+ * A tracer provider reading the standard variables, W3C trace context and the two instrumentations,
+ * without sdk-node, which loads every exporter (docs/decisions/2026-11-23-tracing-with-opentelemetry.md).
  */
 export function startTracing({ spanProcessors, clientAddress }: TracingOptions = {}): RunningTracing {
   const provider = new NodeTracerProvider({
