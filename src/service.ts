@@ -142,7 +142,7 @@ function createExecution(
       fastPath,
     ),
     /** Yoga's envelop and plugins (their params hooks: trusted documents, APQ), for operations over WebSocket. */
-    envelop: { getEnveloped: yoga.getEnveloped, plugins: rules.flatMap((rule) => rule.yoga) },
+    envelop: { getEnveloped: yoga.getEnveloped, plugins: yoga.rulePlugins },
     /** Settles once the published ids were read for the first time. */
     ready: documents.firstRead,
     close: async () => {
