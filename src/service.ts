@@ -42,7 +42,7 @@ import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openap
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
 import { createSubscriptions } from './subscriptions/follow-pets.ts';
-import { createWebSockets, type WebSocketsOptions } from './subscriptions/websocket.ts';
+import { createWebSockets } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
 import { createExecuteSpans } from './telemetry/graphql-spans.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
@@ -157,7 +157,7 @@ function createExecution(
 function createGraphQLWebSockets(
   { config, logger, metrics }: ServiceDependencies,
   parts: {
-    execution: { envelop: Pick<WebSocketsOptions, 'getEnveloped' | 'plugins'> };
+    execution: { envelop: Pick<Parameters<typeof createWebSockets>[0], 'getEnveloped' | 'plugins'> };
     keyCheck: AuthenticationOptions;
     cors: CorsPolicy | undefined;
     store: LimiterStore;

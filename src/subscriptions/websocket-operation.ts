@@ -6,9 +6,9 @@ import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
 import type { StreamRecord } from '../http/exchange.ts';
 
 /**
- * One operation over a WebSocket (or one connection_init), as the edge's Exchange is one HTTP
- * request: what the key check, the rules, the stream slot and the access log read. Its status is
- * the one HTTP would answer; it has no headers to set or read (no RateLimit fields, no Idempotency-Key).
+ * One operation over a WebSocket (or one connection_init), as the edge's Exchange is one HTTP request:
+ * what the key check, the rules, the stream slot and the access log read (the status HTTP would answer).
+ * It has no headers to set or read: no RateLimit fields, no Idempotency-Key.
  */
 export class WebSocketOperation implements ExecutionExchange {
   readonly id = randomUUID();
@@ -30,12 +30,10 @@ export class WebSocketOperation implements ExecutionExchange {
   setResponseHeader(): void {}
   headerValues = (): undefined => undefined;
   clientGone = (): boolean => this.#closed.signal.aborted;
-
   whenClosed(listener: () => void): void {
     if (this.clientGone()) listener();
     else this.#closed.signal.addEventListener('abort', listener, { once: true });
   }
-
   /** Cuts the WebSocket the operation travels on (every operation on it ends): its client stopped reading. */
   cut = (): void => void this.req.socket.destroy();
   /** The operation is over (its end, the client's `complete`, the socket's end): releases what it held. */

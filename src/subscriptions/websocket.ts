@@ -4,24 +4,17 @@ import type { KeyGone } from '../http/stream-outcomes.ts';
 import { instanceRefusal, type UpgradeAdmission } from './websocket-admission.ts';
 import type { WebSocketTransport as Transport, TransportOptions } from './websocket-server.ts';
 
-export interface WebSocketsOptions extends TransportOptions {
-  /** Who may open a socket before it is authenticated: path, origin and per address shares, taken at the upgrade. */
-  admission: UpgradeAdmission;
-}
-
 /**
- * GraphQL over WebSocket (graphql-transport-ws) on /graphql, beside SSE: sockets the HTTP server
- * hands over on `upgrade`, once the admission let them in, served by graphql-ws (websocket-server.ts).
+ * GraphQL over WebSocket (graphql-transport-ws) on /graphql, beside SSE: node:http's `upgrade`, once
+ * the admission (path, origin, per-address shares) let it in, served by graphql-ws (websocket-server.ts).
  */
-export function createWebSockets(options: WebSocketsOptions) {
+export function createWebSockets(options: TransportOptions & { admission: UpgradeAdmission }) {
   const { admission } = options;
   let closing = false;
   let closed: Promise<void> | undefined;
   // ws and graphql-ws are loaded on the first upgrade: an instance that never sees one does not hold them.
   let transport: Promise<Transport> | undefined;
-
   return {
-    /** node:http's `upgrade`: /graphql from an allowed origin, if admitted, becomes a WebSocket; anything else is refused. */
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
       socket.on('error', () => socket.destroy());
       void admission.admit(req, socket).then(async (admitted) => {
@@ -36,9 +29,9 @@ export function createWebSockets(options: WebSocketsOptions) {
         });
       });
     },
-    /** The key was revoked: its connections close with 4401 (their streams end with them). */
+    /** The key was revoked or expired: its connections close with 4401 (their streams end with them). */
     endKey: (keyId: string, why: KeyGone) => void transport?.then((loaded) => loaded.endKey(keyId, why)),
-    /** The instance is stopping: new sockets are refused, every socket closes with 1001; resolves when none is left. */
+    /** The instance is stopping: new sockets are refused, every socket closes with 1001; settles when none is left. */
     close: (): Promise<void> =>
       (closed ??= (async () => {
         closing = true;
