@@ -135,10 +135,10 @@ export class WebSocketTransport {
     const document = enveloped.parse(context.params.query);
     const errors = enveloped.validate(enveloped.schema, document);
     if (errors.length > 0) return { errors };
-    const args = { schema: enveloped.schema, document, operationName, variableValues };
-    const ran = { ...args, contextValue: await enveloped.contextFactory() };
+    const contextValue = await enveloped.contextFactory();
+    const args = { schema: enveloped.schema, document, operationName, variableValues, contextValue };
     const subscription = getOperationAST(document, operationName)?.operation === 'subscription';
-    return { ...ran, rootValue: await (subscription ? enveloped.subscribe : enveloped.execute)(ran) };
+    return { ...args, rootValue: await (subscription ? enveloped.subscribe : enveloped.execute)(args) };
   }
 
   /** One subscribe: its arguments for graphql-ws, or its refusal; a stream ends the operation when it ends. */
