@@ -42,7 +42,7 @@ import { createOpenApiDocumentHandler, loadOpenApiDocument } from './rest/openap
 import { createPublicPages } from './static/public-pages.ts';
 import type { Stores } from './stores.ts';
 import { createSubscriptions } from './subscriptions/follow-pets.ts';
-import { createWebSockets, type WebSocketsOptions } from './subscriptions/websocket.ts';
+import { createWebSockets } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
 import { createExecuteSpans } from './telemetry/graphql-spans.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
@@ -142,7 +142,7 @@ function createExecution(
       fastPath,
     ),
     /** Yoga's envelop and plugins (their params hooks: trusted documents, APQ), for operations over WebSocket. */
-    envelop: { getEnveloped: yoga.getEnveloped, plugins: rules.flatMap((rule) => rule.yoga) },
+    envelop: { getEnveloped: yoga.getEnveloped, plugins: yoga.rulePlugins },
     /** Settles once the published ids were read for the first time. */
     ready: documents.firstRead,
     close: async () => {
@@ -157,7 +157,7 @@ function createExecution(
 function createGraphQLWebSockets(
   { config, logger, metrics }: ServiceDependencies,
   parts: {
-    execution: { envelop: Pick<WebSocketsOptions, 'getEnveloped' | 'plugins'> };
+    execution: { envelop: Pick<Parameters<typeof createWebSockets>[0], 'getEnveloped' | 'plugins'> };
     keyCheck: AuthenticationOptions;
     cors: CorsPolicy | undefined;
     store: LimiterStore;

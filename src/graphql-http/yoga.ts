@@ -41,9 +41,10 @@ export function yogaOptions(options: {
  * GraphQL documents Yoga has validated before, run the same rules' direct halves (direct-execution.ts).
  */
 export function createGraphQLServer(options: Parameters<typeof yogaOptions>[0] & { rules: readonly ExecutionRule[] }) {
-  return createYoga<ServerContext, Context>({
-    ...yogaOptions(options),
-    plugins: options.rules.flatMap((rule) => rule.yoga),
+  const rulePlugins = options.rules.flatMap((rule) => rule.yoga);
+  // Kept with it: over WebSocket their params hooks (trusted documents, APQ) run beside getEnveloped, which does not.
+  return Object.assign(createYoga<ServerContext, Context>({ ...yogaOptions(options), plugins: rulePlugins }), {
+    rulePlugins,
   });
 }
 

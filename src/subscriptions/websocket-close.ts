@@ -65,7 +65,9 @@ export function onSocketEnd(socket: WebSocket, onEnd: Release): void {
  */
 export function endSocket(socket: WebSocket, code: number, reason: string, graceMs = CLOSE_GRACE_MS): void {
   if (socket.readyState === socket.CLOSED) return;
-  if (socket.readyState === socket.OPEN) socket.close(code, reason);
+  // A close reason is at most 123 bytes (RFC 6455 §5.5): a longer one is cut at a character's end.
+  const bytes = Buffer.from(reason).subarray(0, 123);
+  if (socket.readyState === socket.OPEN) socket.close(code, bytes.toString().replace(/\uFFFD$/, ''));
   const ending = endingOf(socket);
   release(ending, code, reason);
   if (graceMs === 0) return void socket.terminate();

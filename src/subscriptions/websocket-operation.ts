@@ -6,9 +6,9 @@ import { GRAPHQL_ENDPOINT } from '../graphql-http/yoga.ts';
 import type { StreamRecord } from '../http/exchange.ts';
 
 /**
- * One operation over a WebSocket (or one connection_init), as the edge's Exchange is one HTTP
- * request: what the key check, the rules, the stream slot and the access log read. Its status is
- * the one HTTP would answer; it has no headers to set (the RateLimit fields have nowhere to go).
+ * One operation over a WebSocket (or one connection_init), as the edge's Exchange is one HTTP request:
+ * what the key check, the rules, the stream slot and the access log read (the status HTTP would answer).
+ * It has no headers to set or read: no RateLimit fields, no Idempotency-Key.
  */
 export class WebSocketOperation implements ExecutionExchange {
   readonly id = randomUUID();
@@ -22,34 +22,20 @@ export class WebSocketOperation implements ExecutionExchange {
   clientAddress = '';
   documentId = '';
   stream: StreamRecord | undefined = undefined;
-  private readonly closed = new AbortController();
+  readonly #closed = new AbortController();
 
   /** `req`, the upgrade request: the access log's method and path, the client address. */
   constructor(readonly req: IncomingMessage) {}
 
   setResponseHeader(): void {}
-
-  /** No headers travel with an operation over a WebSocket: no Idempotency-Key either. */
-  headerValues(): undefined {
-    return undefined;
-  }
-
-  clientGone(): boolean {
-    return this.closed.signal.aborted;
-  }
-
+  headerValues = (): undefined => undefined;
+  clientGone = (): boolean => this.#closed.signal.aborted;
   whenClosed(listener: () => void): void {
     if (this.clientGone()) listener();
-    else this.closed.signal.addEventListener('abort', listener, { once: true });
+    else this.#closed.signal.addEventListener('abort', listener, { once: true });
   }
-
   /** Cuts the WebSocket the operation travels on (every operation on it ends): its client stopped reading. */
-  cut(): void {
-    this.req.socket.destroy();
-  }
-
+  cut = (): void => void this.req.socket.destroy();
   /** The operation is over (its end, the client's `complete`, the socket's end): releases what it held. */
-  close(): void {
-    this.closed.abort();
-  }
+  close = (): void => this.#closed.abort();
 }

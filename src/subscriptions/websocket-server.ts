@@ -3,76 +3,39 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type ExecutionArgs, type ExecutionResult, type GraphQLError, getOperationAST } from 'graphql';
 import type { OperationResult, SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import {
-  createGraphQLError,
-  finalAsyncIterator,
-  type GraphQLParams,
-  isAsyncIterable,
-  type OnParamsEventPayload,
-} from 'graphql-yoga';
+import { createGraphQLError, finalAsyncIterator, type GraphQLParams, isAsyncIterable } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { ServerContext } from '../context.ts';
 import type { AccessLog } from '../edge/access-log.ts';
 import type { KeyCheck, KeyedExchange } from '../edge/authenticate.ts';
 import { maskError } from '../graphql/errors.ts';
 import { GRAPHQL_ENDPOINT, type GraphQLServer } from '../graphql-http/yoga.ts';
 import type { KeyGone } from '../http/stream-outcomes.ts';
-import { CloseCode, endSocket, onSocketEnd } from './websocket-close.ts';
+import { CLOSE_GRACE_MS, CloseCode, endSocket, onSocketEnd } from './websocket-close.ts';
 import { WebSocketOperation } from './websocket-operation.ts';
 
 export interface TransportOptions {
-  /** Yoga's envelop (its plugins, parse, validate, execute, subscribe): the same rules as /graphql over HTTP. */
+  /** Yoga's envelop, and its plugins for their params hooks (trusted documents, APQ), which getEnveloped does not run. */
   getEnveloped: GraphQLServer['getEnveloped'];
-  /** Yoga's plugins: their params hooks (trusted documents, persisted queries), which getEnveloped does not run. */
-  plugins: readonly { onParams?: unknown }[];
+  plugins: readonly object[];
   /** The edge's key check: at `connection_init`, and again for each operation (a revoked key stops at once). */
   checkKey: (exchange: KeyedExchange, authorization: string | null) => KeyCheck;
   accessLog: AccessLog;
   logger: Logger;
-  /** Largest message taken (MAX_GRAPHQL_BODY_BYTES, as for a POST): ws closes with 1009 beyond it. */
+  /** MAX_GRAPHQL_BODY_BYTES, as for a POST (ws closes with 1009 beyond it); pingMs, how often each socket is pinged. */
   maxPayloadBytes: number;
-  /** How often each socket is pinged; one that has not answered a ping by the next is cut. */
   pingMs: number;
   /** Acknowledged connections per key (MAX_SUBSCRIPTIONS_PER_KEY) and open sockets (MAX_SUBSCRIPTIONS) on this instance. */
   limits: { maxPerKey: number; maxTotal: number };
 }
 
-/** An open socket: its upgrade request, and the key its connection_init authenticated. */
-interface Connection {
-  request: IncomingMessage;
-  /** Its connection_init came: the socket leaves its address's share of waiting sockets (websocket-admission.ts). */
-  initialised: () => void;
-  /** Each operation checks `authorization` again; `id` counts the key's connections. */
-  key?: { id: string; authorization: string };
-}
-
-/** What Yoga's hooks read of a request: the exchange (the edge's, over HTTP), the request, its params. */
-type YogaContext = ServerContext & { request: Request; params: GraphQLParams };
-type ParamsHook = (payload: OnParamsEventPayload<YogaContext>) => unknown;
-
-const MISSING_KEY = 'An API key is required: send connectionParams {"Authorization": "Bearer <API_KEY>"}';
+/** An open socket: its upgrade request, its admission's share (released at connection_init), its key once acknowledged. */
+type Connection = { request: IncomingMessage; initialised: () => void; keyId?: string; authorization?: string };
 
 /** Yoga's hooks read the request's method (a mutation by GET is refused): an operation over a socket is sent. */
 const SENT = new Request(`http://websocket.invalid${GRAPHQL_ENDPOINT}`, { method: 'POST' });
-
-/** A close reason is at most 123 bytes (RFC 6455 §5.5). */
-const closeReason = (text: string) =>
-  Buffer.from(text)
-    .subarray(0, 123)
-    .toString()
-    .replace(/\uFFFD$/, '');
-
-/** The key from connectionParams (`Authorization`, as browsers cannot send the header), own properties only. */
-function authorizationOf(params: Readonly<Record<string, unknown>> | undefined): string | null {
-  if (!params) return null;
-  const value = Object.hasOwn(params, 'Authorization') ? params.Authorization : params.authorization;
-  return typeof value === 'string' ? value : null;
-}
-
-/** The status HTTP would answer, for the access log: as Yoga's, the highest an error asks for, else 200. */
-const statusOf = (errors: readonly GraphQLError[] = []) =>
-  Math.max(200, ...errors.map((error) => (error.extensions.http as { status?: number } | undefined)?.status ?? 0));
+/** graphql-ws runs execute or subscribe on what onSubscribe returned: the operation ran there, its result is handed on. */
+const ranAlready = ({ rootValue }: ExecutionArgs) => rootValue as OperationResult;
 
 /** An error as Yoga writes it: without the extensions only HTTP reads. */
 function formatted(error: GraphQLError) {
@@ -81,41 +44,28 @@ function formatted(error: GraphQLError) {
   return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
 }
 
-/** graphql-ws runs execute or subscribe on what onSubscribe returned: the operation ran there, its result is handed on. */
-const ranAlready = ({ rootValue }: ExecutionArgs) => rootValue as OperationResult;
-
 /**
- * GraphQL over WebSocket by graphql-ws's own server (useServer) on Yoga's envelop, loaded with ws on
- * the first upgrade. `connection_init` runs the edge's key check on connectionParams; each subscribe
- * runs it again on the connection's key (one point, and a key revoked, expired or narrowed since is
- * seen at once), then Yoga's params hooks (trusted documents, persisted queries: getEnveloped does
- * not run them) and its envelop, as Yoga's graphql-ws example does. One access-log line per
- * operation at its end, and one per refused connection.
+ * GraphQL over WebSocket by graphql-ws's own server on Yoga's envelop, loaded with ws on the first
+ * upgrade. Each subscribe runs in onSubscribe, so that a refusal (errors without `data`, GraphQL
+ * spec §7.1.2) is graphql-ws's `error`. One access-log line per operation, and per refused connection.
  */
 export class WebSocketTransport {
   readonly wss: WebSocketServer;
-  readonly #options: TransportOptions;
-  readonly #paramsHooks: ParamsHook[];
   readonly #server: ReturnType<typeof useServer>;
-  /**
-   * The open sockets, and the acknowledged ones per key, so that neither a key nor the instance holds
-   * sockets without bound (those not acknowledged yet are the admission's). A socket leaves as the server closes it.
-   */
+  /** Open sockets, and the acknowledged ones per key (those not acknowledged yet are the admission's). */
   readonly #sockets = new Map<WebSocket, Connection>();
   readonly #perKey = new Map<string, Set<WebSocket>>();
-  /** Operations under way, on every socket: each ends with its socket, whatever graphql-ws still knows of it. */
+  /** Operations under way: each ends with its socket, whatever graphql-ws still knows of it. */
   readonly #open = new Set<WebSocketOperation>();
 
-  constructor(options: TransportOptions) {
-    this.#options = options;
-    this.#paramsHooks = (options.plugins as { onParams?: ParamsHook }[]).flatMap((plugin) => plugin.onParams ?? []);
+  constructor(private readonly options: TransportOptions) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes });
-    this.#server = useServer<Record<string, unknown> | undefined>(
+    this.#server = useServer<Record<string, unknown>>(
       {
         isProd: true,
         // The admission cuts a socket still waiting for connection_init (websocket-admission.ts).
         connectionInitWaitTimeout: 0,
-        onConnect: ({ extra, connectionParams }) => this.#admit(extra.socket, connectionParams),
+        onConnect: ({ extra, connectionParams = {} }) => this.#admit(extra.socket, connectionParams),
         // What the peer sends once the server closed the socket starts nothing.
         onSubscribe: ({ extra: { socket } }, _id, payload) => {
           const connection = this.#sockets.get(socket);
@@ -136,119 +86,120 @@ export class WebSocketTransport {
   #finish(operation: WebSocketOperation): void {
     if (!this.#open.delete(operation)) return;
     operation.close();
-    this.#options.accessLog(operation, performance.now());
+    this.options.accessLog(operation, performance.now());
   }
 
-  /** connection_init: the key, then the key's connection count; a refusal closes with its reason (final for graphql-ws clients). */
-  async #admit(socket: WebSocket, params?: Readonly<Record<string, unknown>>) {
-    const { maxPerKey } = this.#options.limits;
+  /** connection_init: the key (`Authorization`, own property, as browsers cannot send the header), then its connection count. */
+  async #admit(socket: WebSocket, params: Readonly<Record<string, unknown>>) {
+    const { maxPerKey } = this.options.limits;
     const connection = this.#sockets.get(socket);
     connection?.initialised();
     if (!connection || socket.readyState !== socket.OPEN) return false;
     const attempt = new WebSocketOperation(connection.request);
-    const authorization = authorizationOf(params);
-    const checked = await this.#options.checkKey(attempt, authorization);
+    const value = Object.hasOwn(params, 'Authorization') ? params.Authorization : params.authorization;
+    const authorization = typeof value === 'string' ? value : null;
+    const checked = await this.options.checkKey(attempt, authorization);
     const held = this.#perKey.get(attempt.keyId) ?? new Set<WebSocket>();
     if (checked === true && held.size < maxPerKey && this.#sockets.has(socket)) {
       this.#perKey.set(attempt.keyId, held.add(socket));
-      connection.key = { id: attempt.keyId, authorization: authorization ?? '' };
+      Object.assign(connection, { keyId: attempt.keyId, authorization: authorization ?? '' });
       return true;
     }
     const tooMany = `Too many WebSocket connections for this API key (${maxPerKey} on this instance): send several operations over one`;
     const { status, message } = checked === true ? { status: 429, message: tooMany } : checked.error;
     attempt.res.statusCode = status;
-    this.#options.accessLog(attempt, performance.now());
+    this.options.accessLog(attempt, performance.now());
+    // Closed with its reason: final for graphql-ws clients, which do not retry 4401 or 4429.
     const code = status === 401 ? CloseCode.Unauthorized : CloseCode.TooManyInitialisationRequests;
-    endSocket(socket, code, closeReason(status === 401 && !authorization ? MISSING_KEY : message));
+    const missing = 'An API key is required: send connectionParams {"Authorization": "Bearer <API_KEY>"}';
+    endSocket(socket, code, status === 401 && !authorization ? missing : message);
     return false;
   }
 
-  /** The key checked again, Yoga's params hooks, then its envelop: the result and the arguments it ran with. */
+  /** The key checked again, Yoga's params hooks, its envelop: the arguments, their result as rootValue; or a refusal. */
   async #execute(operation: WebSocketOperation, authorization: string, payload: SubscribePayload) {
-    const checked = await this.#options.checkKey(operation, authorization);
+    const checked = await this.options.checkKey(operation, authorization);
     if (checked !== true) {
       const { message, code, status } = checked.error;
-      return { result: { errors: [createGraphQLError(message, { extensions: { code, http: { status } } })] } };
+      return { errors: [createGraphQLError(message, { extensions: { code, http: { status } } })] };
     }
     // graphql-ws requires a `query` string: an id alone comes with ''.
     const { query, ...rest } = payload;
     const context = { exchange: operation, request: SENT, params: (query === '' ? rest : payload) as GraphQLParams };
     const setParams = (params: GraphQLParams) => Object.assign(context, { params });
-    for (const hook of this.#paramsHooks) {
-      await hook({ params: context.params, request: SENT, setParams, context } as never);
+    for (const { onParams } of this.options.plugins as { onParams?: (payload: object) => unknown }[]) {
+      await onParams?.({ params: context.params, request: SENT, setParams, context });
     }
-    const { params } = context;
-    const enveloped = this.#options.getEnveloped(context);
-    const document = enveloped.parse(params.query);
+    const { operationName, variables: variableValues } = context.params;
+    const enveloped = this.options.getEnveloped(context);
+    const document = enveloped.parse(context.params.query);
     const errors = enveloped.validate(enveloped.schema, document);
-    if (errors.length > 0) return { result: { errors } };
-    const { operationName, variables: variableValues } = params;
+    if (errors.length > 0) return { errors };
     const contextValue = await enveloped.contextFactory();
     const args = { schema: enveloped.schema, document, operationName, variableValues, contextValue };
     const subscription = getOperationAST(document, operationName)?.operation === 'subscription';
-    return { args, result: (await (subscription ? enveloped.subscribe : enveloped.execute)(args)) as OperationResult };
+    return { ...args, rootValue: await (subscription ? enveloped.subscribe : enveloped.execute)(args) };
   }
 
-  /**
-   * One subscribe, run here so that a refusal (errors without `data`: the operation never ran, GraphQL
-   * spec §7.1.2) is graphql-ws's `error`; a stream ends the operation when it ends.
-   */
-  async #run(socket: WebSocket, { request, key }: Connection, payload: SubscribePayload) {
+  /** One subscribe: its arguments for graphql-ws, or its refusal; a stream ends the operation when it ends. */
+  async #run(socket: WebSocket, { request, authorization = '' }: Connection, payload: SubscribePayload) {
     const operation = new WebSocketOperation(request);
     this.#open.add(operation);
-    const { args, result } = await this.#execute(operation, key?.authorization ?? '', payload).catch((error) => {
-      const masked = maskError(error);
-      if (masked !== error) {
-        this.#options.logger.error({ err: error, reqId: operation.id }, 'a GraphQL operation over WebSocket failed');
-      }
-      return { args: undefined, result: { errors: [masked] } };
-    });
-    if (args && isAsyncIterable(result)) {
+    const ran: ExecutionArgs | ExecutionResult = await this.#execute(operation, authorization, payload).catch(
+      (error) => {
+        const masked = maskError(error);
+        const failed = 'a GraphQL operation over WebSocket failed';
+        if (masked !== error) this.options.logger.error({ err: error, reqId: operation.id }, failed);
+        return { errors: [masked] };
+      },
+    );
+    const result = ('document' in ran ? ran.rootValue : ran) as Awaited<OperationResult>;
+    if (isAsyncIterable(result)) {
       operation.res.statusCode = 200;
-      return { ...args, rootValue: finalAsyncIterator(result, () => this.#finish(operation)) };
+      return { ...(ran as ExecutionArgs), rootValue: finalAsyncIterator(result, () => this.#finish(operation)) };
     }
-    const { errors = [] } = result as ExecutionResult;
-    operation.res.statusCode = statusOf(errors);
+    const { errors = [] } = result;
+    // The status HTTP would answer, for the access log: as Yoga's, the highest an error asks for.
+    const statuses = errors.map((error) => (error.extensions.http as { status?: number } | undefined)?.status ?? 0);
+    operation.res.statusCode = Math.max(200, ...statuses);
     this.#finish(operation);
     // A key gone since (follow-pets.ts asks again): closed once its `error` went out, as a refused key is.
-    const message = closeReason(errors[0]?.message ?? '');
-    if (operation.res.statusCode === 401) setImmediate(() => endSocket(socket, CloseCode.Unauthorized, message));
-    return args && 'data' in (result as ExecutionResult) ? { ...args, rootValue: result } : errors;
+    const reason = errors[0]?.message ?? '';
+    if (operation.res.statusCode === 401) setImmediate(() => endSocket(socket, CloseCode.Unauthorized, reason));
+    return 'data' in result ? (ran as ExecutionArgs) : errors;
   }
 
   /** Whether another upgrade is taken: none past the instance's sockets (503). */
-  full(): boolean {
-    return this.#sockets.size >= this.#options.limits.maxTotal;
-  }
+  full = (): boolean => this.#sockets.size >= this.options.limits.maxTotal;
 
   /** A socket the upgrade opened, handed to graphql-ws: what it holds is released as the server closes it. */
   serve(socket: WebSocket, request: IncomingMessage, initialised: () => void): void {
     const connection: Connection = { request, initialised };
     this.#sockets.set(socket, connection);
     const close = socket.close.bind(socket);
+    const send = socket.send.bind(socket) as (data: string, sent?: (error?: Error) => void) => void;
     // graphql-ws closes by ws's close(): released at once, not at the peer's answer (websocket-close.ts).
     socket.close = (code, reason) => {
       close(code, reason);
       endSocket(socket, code ?? 1000, String(reason ?? ''));
     };
     // A send to a socket already cut (its client stopped reading) fails: its end says so, graphql-ws need not print it.
-    const sending = socket as { send(data: string, sent?: (error?: Error) => void): void };
-    const send = sending.send.bind(socket);
-    sending.send = (data, sent) => send(data, (error) => sent?.(request.socket.destroyed ? undefined : error));
+    Object.assign(socket, {
+      send: (data: string, sent?: (error?: Error) => void) =>
+        send(data, (error) => sent?.(request.socket.destroyed ? undefined : error)),
+    });
     // Replies waiting for a peer that does not read (graphql-ws answers each ping, even before
     // connection_init) are bounded: past twice the largest message, the socket is cut.
-    const { maxPayloadBytes, logger } = this.#options;
-    socket.on('message', () => socket.bufferedAmount > 2 * maxPayloadBytes && socket.terminate());
+    socket.on('message', () => socket.bufferedAmount > 2 * this.options.maxPayloadBytes && socket.terminate());
     this.wss.emit('connection', socket, request);
     // useServer writes a socket's error with console.error: an oversized message or a bad frame, which ws closes itself.
-    socket
-      .removeAllListeners('error')
-      .on('error', (error) => logger.info({ err: error }, 'GraphQL WebSocket closed on a protocol error'));
+    socket.removeAllListeners('error').on('error', (err) => {
+      this.options.logger.info({ err }, 'GraphQL WebSocket closed on a protocol error');
+    });
     onSocketEnd(socket, () => {
       this.#sockets.delete(socket);
-      const keyId = connection.key?.id ?? '';
-      const held = this.#perKey.get(keyId);
-      if (held?.delete(socket) && held.size === 0) this.#perKey.delete(keyId);
+      const held = this.#perKey.get(connection.keyId ?? '');
+      if (held?.delete(socket) && held.size === 0) this.#perKey.delete(connection.keyId ?? '');
       for (const operation of this.#open) if (operation.req === request) this.#finish(operation);
     });
   }
@@ -261,14 +212,14 @@ export class WebSocketTransport {
 
   /** Settles once every operation under way has ended, or after `deadlineMs`. */
   ended(deadlineMs: number): Promise<unknown> {
-    return Promise.race([
-      Promise.all([...this.#open].map((operation) => new Promise<void>((done) => operation.whenClosed(done)))),
-      delay(deadlineMs, undefined, { ref: false }),
-    ]);
+    const each = [...this.#open].map((operation) => new Promise<void>((done) => operation.whenClosed(done)));
+    return Promise.race([Promise.all(each), delay(deadlineMs, undefined, { ref: false })]);
   }
 
-  /** Closes each socket with 1001 (cut after a grace if its peer does not answer); settles when none is left. */
-  goAway(): Promise<void> {
-    return Promise.resolve(this.#server.dispose());
+  /** The streams' `complete` first (their slots were ended just before), then 1001 behind it; cut after a grace. */
+  async goAway(): Promise<void> {
+    await this.ended(CLOSE_GRACE_MS);
+    await new Promise((turned) => setImmediate(turned));
+    await this.#server.dispose();
   }
 }

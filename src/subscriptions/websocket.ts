@@ -1,61 +1,41 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { KeyGone } from '../http/stream-outcomes.ts';
-import { type AdmittedUpgrade, instanceRefusal, type UpgradeAdmission } from './websocket-admission.ts';
-import { CLOSE_GRACE_MS } from './websocket-close.ts';
+import { instanceRefusal, type UpgradeAdmission } from './websocket-admission.ts';
 import type { WebSocketTransport as Transport, TransportOptions } from './websocket-server.ts';
 
-export interface WebSocketsOptions extends TransportOptions {
-  /** Who may open a socket before it is authenticated: path, origin and per address shares, taken at the upgrade. */
-  admission: UpgradeAdmission;
-}
-
 /**
- * GraphQL over WebSocket (graphql-transport-ws) on /graphql, beside SSE: sockets the HTTP server
- * hands over on `upgrade`, once the admission let them in, served by graphql-ws (websocket-server.ts).
+ * GraphQL over WebSocket (graphql-transport-ws) on /graphql, beside SSE: node:http's `upgrade`, once
+ * the admission (path, origin, per-address shares) let it in, served by graphql-ws (websocket-server.ts).
  */
-export function createWebSockets(options: WebSocketsOptions) {
+export function createWebSockets(options: TransportOptions & { admission: UpgradeAdmission }) {
   const { admission } = options;
   let closing = false;
   let closed: Promise<void> | undefined;
-
   // ws and graphql-ws are loaded on the first upgrade: an instance that never sees one does not hold them.
   let transport: Promise<Transport> | undefined;
-  const loadTransport = () =>
-    (transport ??= import('./websocket-server.ts').then((loaded) => new loaded.WebSocketTransport(options)));
-
-  function handOver(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: AdmittedUpgrade, loaded: Transport) {
-    const refused = instanceRefusal(closing, loaded.full());
-    if (refused) return admission.refuse(req, socket, refused, admitted);
-    loaded.wss.handleUpgrade(req, socket, head, (ws) => {
-      admitted.opened(ws);
-      loaded.serve(ws, req, admitted.release);
-    });
-  }
-
   return {
-    /** node:http's `upgrade`: /graphql from an allowed origin, if admitted, becomes a WebSocket; anything else is refused. */
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
       socket.on('error', () => socket.destroy());
       void admission.admit(req, socket).then(async (admitted) => {
-        if (admitted) handOver(req, socket, head, admitted, await loadTransport());
+        if (!admitted) return;
+        transport ??= import('./websocket-server.ts').then((loaded) => new loaded.WebSocketTransport(options));
+        const loaded = await transport;
+        const refused = instanceRefusal(closing, loaded.full());
+        if (refused) return admission.refuse(req, socket, refused, admitted);
+        loaded.wss.handleUpgrade(req, socket, head, (ws) => {
+          admitted.opened(ws);
+          loaded.serve(ws, req, admitted.release);
+        });
       });
     },
-    /** The key was revoked: its connections close with 4401 (their streams end with them). */
+    /** The key was revoked or expired: its connections close with 4401 (their streams end with them). */
     endKey: (keyId: string, why: KeyGone) => void transport?.then((loaded) => loaded.endKey(keyId, why)),
-    /**
-     * The instance is stopping: new sockets are refused, every socket closes with 1001 (graphql-ws
-     * clients reconnect, elsewhere) once its subscriptions have sent `complete` (the streams' slots
-     * were ended just before), and is cut after a grace. Resolves when none is left.
-     */
+    /** The instance is stopping: new sockets are refused, every socket closes with 1001; settles when none is left. */
     close: (): Promise<void> =>
       (closed ??= (async () => {
         closing = true;
-        const loaded = await transport;
-        // Their streams' `complete` first, then the close frame behind it.
-        await loaded?.ended(CLOSE_GRACE_MS);
-        await new Promise((turned) => setImmediate(turned));
-        await loaded?.goAway();
+        await (await transport)?.goAway();
       })()),
   };
 }
