@@ -111,7 +111,9 @@ function createExecution(
     trustedDocuments: { mode: config.TRUSTED_DOCUMENTS, documents },
     conditionalGets: useConditionalGets(giveBack),
   });
-  const yoga = createGraphQLServer({ createContext, logger, errorLog, rules });
+  // Yoga's plugins; over WebSocket also their params hooks (trusted documents, APQ), which getEnveloped skips.
+  const plugins = rules.flatMap((rule) => rule.yoga);
+  const yoga = createGraphQLServer({ createContext, logger, errorLog, plugins });
   const executeSpans = tracer ? createExecuteSpans(tracer) : undefined;
   const direct = createDirectExecution({
     schema,
@@ -141,8 +143,8 @@ function createExecution(
       config.MAX_GRAPHQL_BODY_BYTES,
       fastPath,
     ),
-    /** Yoga's envelop and plugins (their params hooks: trusted documents, APQ), for operations over WebSocket. */
-    envelop: { getEnveloped: yoga.getEnveloped, plugins: yoga.rulePlugins },
+    /** Yoga's envelop and plugins, for operations over WebSocket. */
+    envelop: { getEnveloped: yoga.getEnveloped, plugins },
     /** Settles once the published ids were read for the first time. */
     ready: documents.firstRead,
     close: async () => {

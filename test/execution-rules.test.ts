@@ -78,7 +78,7 @@ describe('the execution rules: one declaration for Yoga and the direct execution
   });
 
   it('the service Yoga runs no per-request plugin the declaration does not name', () => {
-    const yoga = createGraphQLServer({ createContext, logger, errorLog, rules });
+    const yoga = createGraphQLServer({ createContext, logger, errorLog, plugins: rules.flatMap((rule) => rule.yoga) });
     expect(undeclaredHooks(yoga, rules, base)).toEqual([]);
     // Each declared plugin runs, in the declaration's order.
     const running = pluginsOf(yoga);

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { Context, ServerContext } from '../context.ts';
 import type { ErrorLog } from '../graphql/error-log.ts';
 import { maskError } from '../graphql/errors.ts';
-import type { ExecutionRule } from '../graphql/execution-rules.ts';
 import { schema } from '../graphql/schema/index.ts';
 import { createYogaLogger } from './yoga-logger.ts';
 
@@ -40,12 +39,10 @@ export function yogaOptions(options: {
  * Yoga for GraphQL execution only, its plugins the Yoga halves of the execution rules. REST, and
  * GraphQL documents Yoga has validated before, run the same rules' direct halves (direct-execution.ts).
  */
-export function createGraphQLServer(options: Parameters<typeof yogaOptions>[0] & { rules: readonly ExecutionRule[] }) {
-  const rulePlugins = options.rules.flatMap((rule) => rule.yoga);
-  // Kept with it: over WebSocket their params hooks (trusted documents, APQ) run beside getEnveloped, which does not.
-  return Object.assign(createYoga<ServerContext, Context>({ ...yogaOptions(options), plugins: rulePlugins }), {
-    rulePlugins,
-  });
+export function createGraphQLServer(
+  options: Parameters<typeof yogaOptions>[0] & Pick<YogaServerOptions<ServerContext, Context>, 'plugins'>,
+) {
+  return createYoga<ServerContext, Context>({ ...yogaOptions(options), plugins: options.plugins });
 }
 
 export type GraphQLServer = ReturnType<typeof createGraphQLServer>;
