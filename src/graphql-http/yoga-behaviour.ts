@@ -163,11 +163,6 @@ export function answerAsYoga(
   mediaType: RegularMediaType,
   stringify?: (result: ExecutionResult) => string,
 ): RegularAnswer {
-  // What processRegularResult answers to a result with no errors and no extensions, without the detour.
-  if (result.errors === undefined && result.extensions === undefined) {
-    const body = stringify ? stringify(result) : JSON.stringify(result);
-    return { status: 200, headers: { 'Content-Type': `${mediaType}; charset=utf-8` }, body };
-  }
   const processed = processRegularResult(stringify ? { ...result, stringify } : result, CAPTURE, mediaType);
   const { body, init } = processed as unknown as CapturedResponse;
   return { status: init.status ?? 200, headers: init.headers ?? {}, body };
