@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult, OperationTypeNode } from 'graphql';
 import { type FetchAPI, processRegularResult } from 'graphql-yoga';
-import { sendNotModified, sendWhole } from '../http/send-json.ts';
+import { sendNotModified } from '../http/send-json.ts';
 
 /**
  * Everything the edge and the GraphQL fast path copy from graphql-yoga and the libraries under it,
@@ -172,5 +172,6 @@ export function answerAsYoga(
 export function writeAnswer(res: ServerResponse, { status, headers, body }: RegularAnswer): void {
   // Only a 304 has no body (conditional-gets.ts): written as REST writes its own.
   if (body === null) return void sendNotModified(res, headers);
-  sendWhole(res, status, body, headers);
+  res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
 }

@@ -3,16 +3,7 @@ import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders
 /** What writeHead takes: an object, [[name, value], ...] or [name, value, ...]. */
 type HeaderList = OutgoingHttpHeaders | readonly OutgoingHttpHeader[];
 
-/** Header names compared as Node compares them, ignoring ASCII case, without a lower-cased copy of each. */
-function sameName(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y && ((x | 0x20) !== (y | 0x20) || (x | 0x20) < 0x61 || (x | 0x20) > 0x7a)) return false;
-  }
-  return true;
-}
+const sameName = (a: string, b: string) => a.length === b.length && a.toLowerCase() === b.toLowerCase();
 
 const isVary = (name: string) => sameName(name, 'vary');
 

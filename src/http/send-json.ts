@@ -11,27 +11,15 @@ function headerLines(headers: OutgoingHttpHeaders | undefined): OutgoingHttpHead
 
 /** Writes a whole JSON response in one go, with its length, so Node never chunks it. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: OutgoingHttpHeaders): void {
-  sendWhole(res, status, JSON.stringify(body), headers, JSON_TYPE);
+  sendJsonText(res, status, JSON.stringify(body), headers);
 }
 
 /** sendJson for a body that is JSON already. */
 export function sendJsonText(res: ServerResponse, status: number, json: string, headers?: OutgoingHttpHeaders): void {
-  sendWhole(res, status, json, headers, JSON_TYPE);
-}
-
-/** Writes a whole answer in one writeHead, with its length; its type is `contentType` or one of `headers`. */
-export function sendWhole(
-  res: ServerResponse,
-  status: number,
-  body: string,
-  headers: OutgoingHttpHeaders | undefined,
-  contentType?: string,
-): void {
   const lines = headerLines(headers);
-  if (contentType !== undefined) lines.push('Content-Type', contentType);
-  lines.push('Content-Length', Buffer.byteLength(body));
+  lines.push('Content-Type', JSON_TYPE, 'Content-Length', Buffer.byteLength(json));
   res.writeHead(status, lines);
-  res.end(body);
+  res.end(json);
 }
 
 /** 304 (RFC 9110 §15.4.5): no body, and the headers the 200 would carry for caches (ETag, Cache-Control, Vary). */
