@@ -130,6 +130,30 @@ const envSchema = z
     MAX_PENDING_WEBSOCKETS_PER_ADDRESS: wholeNumber(1, 1_000_000).default(10),
     WEBSOCKET_UPGRADE_LIMIT: wholeNumber(0, 1_000_000).default(10),
     WEBSOCKET_UPGRADE_BURST: wholeNumber(0, 1_000_000).default(30),
+    // Webhooks: the waits between attempts, in seconds (Standard Webhooks' schedule over about 3 days by default).
+    WEBHOOK_RETRY_SCHEDULE: z
+      .string()
+      .transform(commaList)
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^\d{1,6}$/, 'waits are whole seconds, each at most 7 days')
+              .transform(Number),
+          )
+          .min(1, 'at least one wait')
+          .max(20, 'at most 20 waits'),
+      )
+      .refine((waits) => waits.every((seconds) => seconds <= 7 * 86_400), 'each wait is at most 7 days')
+      .optional(),
+    // Set to true (tests, intranets): targets on loopback, private or link-local addresses are allowed.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
+    WEBHOOK_TIMEOUT_MS: wholeNumber(100, 60_000).default(10_000),
+    WEBHOOK_MAX_CONCURRENT: wholeNumber(1, 10_000).default(50),
     IDEMPOTENCY_RETENTION_HOURS: wholeNumber(1, 24 * 30).default(DEFAULT_IDEMPOTENCY_RETENTION_HOURS),
   })
   .transform((env) => ({

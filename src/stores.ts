@@ -16,6 +16,7 @@ import {
   type PetRepository,
   type PetRepositoryOptions,
 } from './pets/pet-repository.ts';
+import { createWebhookStore, ensureWebhookIndexes, type WebhookStore } from './webhooks/webhook-store.ts';
 
 /** Everything the service keeps: one interface, met by MongoDB here and by memory in the benchmark. */
 export interface Stores {
@@ -25,6 +26,8 @@ export interface Stores {
   issuedKeys: IssuedKeySource;
   /** The trusted documents clients may send by id (`npm run documents -- publish`). */
   persistedDocuments: PublishedDocumentSource;
+  /** Webhook endpoints and their delivery log; absent (no webhooks) in the benchmark's memory stores. */
+  webhooks?: WebhookStore;
   /** Resolves when the store answers (GET /ready); honours the signal. */
   ping(signal: AbortSignal): Promise<void>;
 }
@@ -46,7 +49,12 @@ export async function createMongoStores(
   { metrics, logger }: { metrics: Metrics; logger: Logger },
 ): Promise<Stores> {
   const { db } = database;
-  await Promise.all([ensurePetIndexes(db), ensureApiKeyIndexes(db), ensureIdempotencyIndexes(db)]);
+  await Promise.all([
+    ensurePetIndexes(db),
+    ensureApiKeyIndexes(db),
+    ensureIdempotencyIndexes(db),
+    ensureWebhookIndexes(db),
+  ]);
   metrics.watchConnectionPool(database.client);
   const onDatabaseUnavailable = metrics.countDatabaseError;
   return {
@@ -58,6 +66,7 @@ export async function createMongoStores(
     idempotencyRecords: createIdempotencyStore(db, { onDatabaseUnavailable }),
     issuedKeys: createApiKeyStore(db),
     persistedDocuments: createPersistedDocumentStore(db),
+    webhooks: createWebhookStore(db),
     ping: database.ping,
   };
 }

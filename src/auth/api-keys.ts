@@ -3,7 +3,7 @@ import { startRefreshLoop } from '../db/refresh-loop.ts';
 import type { HttpError } from '../http/send-json.ts';
 import type { KeyGone } from '../http/stream-outcomes.ts';
 import { type ActiveKey, type ApiKeyStore, sha256Hex } from './api-key-store.ts';
-import { EVERY_SCOPE, type Scopes } from './scopes.ts';
+import { EVERY_SCOPE, type Scope, type Scopes } from './scopes.ts';
 
 export type Authentication =
   | { ok: true; keyId: string; arbitraryDocuments: boolean; scopes: Scopes }
@@ -160,7 +160,11 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return configuredIds.has(keyId) ? undefined : 'revoked';
   };
 
-  return { verify, setIssuedKeys, takeLastUses, hasUsableKey, takeExpired, standing };
+  /** Whether the key authenticates now and has `scope`: for work done on its behalf with no request (webhooks). */
+  const permits = (keyId: string, scope: Scope): boolean =>
+    standing(keyId) === undefined && (issued.byId.get(keyId)?.scopes ?? EVERY_SCOPE).has(scope);
+
+  return { verify, setIssuedKeys, takeLastUses, hasUsableKey, takeExpired, standing, permits };
 }
 
 export type KeyRing = ReturnType<typeof createKeyRing>;

@@ -5,6 +5,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { sendError } from '../http/send-json.ts';
 import type { StreamEnd, StreamRefusal } from '../http/stream-outcomes.ts';
 import type { UpgradeRefusalReason } from '../subscriptions/websocket-close.ts';
+import type { DeliveryOutcome, EndpointState } from '../webhooks/webhook-store.ts';
 import { createOperationLabels } from './operation-labels.ts';
 
 /** Upper bounds of http_request_duration_seconds, in seconds (prom-client adds +Inf). */
@@ -124,6 +125,30 @@ function dependencyMetrics(registry: Registry) {
   };
 }
 
+/** Webhook deliveries (webhooks/): attempts by outcome, endpoints by state, each active endpoint's lag. */
+function webhookMetrics(registry: Registry) {
+  const { counter, registers } = makers(registry);
+  return {
+    webhookDeliveries: counter(
+      'webhook_deliveries_total',
+      'Webhook delivery attempts by outcome: delivered (2xx), retrying (another attempt is scheduled), failed (the last attempt of the schedule: the endpoint waits for an operator), gone (410: the endpoint is disabled).',
+      ['outcome'],
+    ),
+    webhookEndpoints: new Gauge({
+      name: 'webhook_endpoints',
+      help: 'Webhook endpoints by state: active, disabled (by an operator or a 410), failing (retries ran out).',
+      labelNames: ['state'] as const,
+      registers,
+    }),
+    webhookLag: new Gauge({
+      name: 'webhook_endpoint_lag_pets',
+      help: 'Per active webhook endpoint, the pet ids between its acknowledged position and the newest pet: how far behind its receiver is.',
+      labelNames: ['endpoint'] as const,
+      registers,
+    }),
+  };
+}
+
 /** Document ids are published by operators, so fewer can come; past this many, new ones count as "other". */
 const MAX_DOCUMENT_IDS = 1_000;
 
@@ -200,6 +225,7 @@ export function createMetrics() {
     ...requestMetrics(registry),
     ...streamMetrics(registry),
     ...dependencyMetrics(registry),
+    ...webhookMetrics(registry),
   };
   // Operation names are chosen by clients, but those of published documents always get their label.
   const operationLabels = createOperationLabels();
@@ -243,6 +269,14 @@ export function createMetrics() {
     /** 1 while the rate limits count in Redis for the whole fleet, 0 while this instance counts alone. */
     setRateLimitStoreShared: (shared: boolean) => rest.rateLimitStoreShared.set(shared ? 1 : 0),
     countRateLimitStoreFallback: () => rest.rateLimitStoreFallbacks.inc(),
+    countWebhookDelivery: (outcome: DeliveryOutcome) => rest.webhookDeliveries.inc({ outcome }),
+    setWebhookEndpoints(counts: Readonly<Record<EndpointState, number>>): void {
+      for (const state in counts) rest.webhookEndpoints.set({ state }, counts[state as EndpointState]);
+    },
+    setWebhookLags(lags: ReadonlyMap<string, number>): void {
+      rest.webhookLag.reset();
+      for (const [endpoint, pets] of lags) rest.webhookLag.set({ endpoint }, pets);
+    },
     /** Shows the driver's connection pool (its CMAP events) in the pool gauges. */
     watchConnectionPool: (client: MongoClient) => followConnectionPool(client, rest.poolOpen, rest.poolInUse),
   };

@@ -168,6 +168,8 @@ export function createSubscriptions({ config, pets, logger, metrics, keyStanding
     /** The repository every face uses: REST, GraphQL, the fast path and idempotent creates. */
     pets: announcingCreates(pets, changes),
     followPets,
+    /** The feed itself, with no stream limits: for webhooks, whose pace is their receivers'. */
+    followFeed: feed.follow,
     /**
      * Every open stream ends (SSE `complete`), one not ended a moment later has its connection cut,
      * and new ones are refused: the instance is stopping.
