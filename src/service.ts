@@ -46,6 +46,7 @@ import { createWebSockets } from './subscriptions/websocket.ts';
 import { upgradeAdmissionOf } from './subscriptions/websocket-admission.ts';
 import { createExecuteSpans } from './telemetry/graphql-spans.ts';
 import { createRequestTracing } from './telemetry/request-span.ts';
+import { webhookDispatcherOf } from './webhooks/webhook-dispatcher.ts';
 
 export interface ServiceDependencies {
   config: Config;
@@ -185,6 +186,32 @@ function createGraphQLWebSockets(
   });
 }
 
+/** The route table: the public pages, readiness, GraphQL, REST and, without METRICS_PORT, /metrics. */
+function createServiceRoutes(
+  { config, stores, developmentKey }: ServiceDependencies,
+  parts: {
+    execution: Pick<ReturnType<typeof createExecution>, 'graphql' | 'rest'>;
+    drain: ReturnType<typeof createDrain>;
+    sendMetrics: ReturnType<typeof createMetricsHandler>;
+  },
+) {
+  const restBasePath = config.REST_BASE_PATH;
+  return createRoutes({
+    restBasePath,
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
+    pages: createPublicPages({
+      graphqlEndpoint: GRAPHQL_ENDPOINT,
+      restBasePath,
+      developmentKey,
+      openApiDocument: createOpenApiDocumentHandler(loadOpenApiDocument(), restBasePath),
+    }),
+    readiness: createReadiness(stores.ping, parts.drain.isDraining),
+    graphql: parts.execution.graphql,
+    rest: parts.execution.rest,
+    ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => parts.sendMetrics(req, res) } : {}),
+  });
+}
+
 /** A revoked or expired key's open streams end, SSE and WebSocket alike. */
 function endKeys(keyIds: string[], why: KeyGone, ...streams: { endKey(keyId: string, why: KeyGone): void }[]): void {
   for (const keyId of keyIds) for (const each of streams) each.endKey(keyId, why);
@@ -192,10 +219,9 @@ function endKeys(keyIds: string[], why: KeyGone, ...streams: { endKey(keyId: str
 
 /** The composition root: builds the whole HTTP service once; main, the tests and the benchmark call it. */
 export function createService(dependencies: ServiceDependencies): Service {
-  const { config, stores, logger, metrics, developmentKey, tracer } = dependencies;
+  const { config, stores, logger, metrics, tracer } = dependencies;
   const limits = createServiceRateLimits(dependencies);
   const { rateLimits, store } = limits;
-  const restBasePath = config.REST_BASE_PATH;
   const keyRing = createKeyRing(config.API_KEYS);
   const subscriptions = createSubscriptions({
     ...{ config, pets: stores.pets, logger, metrics },
@@ -228,20 +254,15 @@ export function createService(dependencies: ServiceDependencies): Service {
   };
   const sendMetrics = createMetricsHandler(metrics, logger);
   const drain = createDrain();
-  const { routes, fallback } = createRoutes({
-    restBasePath,
-    graphqlEndpoint: GRAPHQL_ENDPOINT,
-    pages: createPublicPages({
-      graphqlEndpoint: GRAPHQL_ENDPOINT,
-      restBasePath,
-      developmentKey,
-      openApiDocument: createOpenApiDocumentHandler(loadOpenApiDocument(), restBasePath),
-    }),
-    readiness: createReadiness(stores.ping, drain.isDraining),
-    graphql: execution.graphql,
-    rest: execution.rest,
-    ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => sendMetrics(req, res) } : {}),
-  });
+  const { routes, fallback } = createServiceRoutes(dependencies, { execution, drain, sendMetrics });
+  const webhooks =
+    stores.webhooks &&
+    webhookDispatcherOf(config, {
+      ...{ store: stores.webhooks, follow: subscriptions.followFeed, logger, metrics: metrics.webhooks },
+      highestPetId: () => stores.pets.highestId(),
+      keyMayRead: (keyId) => keyRing.permits(keyId, 'pets:read'),
+      startAfter: keySync.firstRead,
+    });
   const cors = createCorsPolicy(config.CORS_ORIGINS);
   const websockets = createGraphQLWebSockets(dependencies, { execution, keyCheck, cors, store });
   const endStreams = () => {
@@ -257,11 +278,16 @@ export function createService(dependencies: ServiceDependencies): Service {
     metricsListener: createMetricsListener(sendMetrics),
     ready: Promise.all([keySync.firstRead, execution.ready]).then(() => undefined),
     hasUsableKey: keyRing.hasUsableKey,
-    drain: drain.start,
+    // A draining instance delivers no more: another instance takes its endpoints (with REDIS_URL).
+    drain: () => {
+      drain.start();
+      void webhooks?.close();
+    },
     upgrade: websockets.upgrade,
     endStreams,
     close: async () => {
       drain.start();
+      await webhooks?.close();
       await endStreams();
       await subscriptions.close();
       await keySync.stop();

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createApiKeyStore, ensureApiKeyIndexes } from './auth/api-key-store.ts';
 import type { IssuedKeySource } from './auth/api-keys.ts';
-import type { Database } from './db/mongo.ts';
+import { type Database, followConnectionPool } from './db/mongo.ts';
 import { createPersistedDocumentStore, type PublishedDocumentSource } from './documents/published-documents.ts';
 import {
   createIdempotencyStore,
@@ -55,7 +55,7 @@ export async function createMongoStores(
     ensureIdempotencyIndexes(db),
     ensureWebhookIndexes(db),
   ]);
-  metrics.watchConnectionPool(database.client);
+  followConnectionPool(database.client, metrics.setPoolConnections);
   const onDatabaseUnavailable = metrics.countDatabaseError;
   return {
     pets: createPetRepository(database, {

@@ -71,6 +71,17 @@ function indexIssued(keys: readonly ActiveKey[]) {
   return { byDigest, byId };
 }
 
+/** The API_KEYS keys, by digest and their ids: no expiry, every scope, any document. */
+function indexConfigured(keys: readonly string[]) {
+  const byDigest = new Map(
+    keys.map((key): [string, KnownKey] => [
+      sha256Hex(key),
+      { keyId: configuredKeyId(key), expiresAt: null, issued: false, arbitraryDocuments: true, scopes: EVERY_SCOPE },
+    ]),
+  );
+  return { byDigest, ids: new Set([...byDigest.values()].map((known) => known.keyId)) };
+}
+
 /** Everything of the issued keys that changes what they allow: equal fingerprints, nothing to replace. */
 function fingerprintOf(keys: readonly ActiveKey[]): string {
   const facts = (key: ActiveKey) =>
@@ -83,13 +94,7 @@ function fingerprintOf(keys: readonly ActiveKey[]): string {
  * reveals nothing usable). Matched headers are remembered until the issued keys change.
  */
 export function createKeyRing(configuredKeys: readonly string[], now: () => number = Date.now) {
-  const configured = new Map(
-    configuredKeys.map((key): [string, KnownKey] => [
-      sha256Hex(key),
-      { keyId: configuredKeyId(key), expiresAt: null, issued: false, arbitraryDocuments: true, scopes: EVERY_SCOPE },
-    ]),
-  );
-  const configuredIds = new Set([...configured.values()].map((known) => known.keyId));
+  const configured = indexConfigured(configuredKeys);
   let issued = indexIssued([]);
   let issuedFingerprint = '';
   const remembered = new Map<string, KnownKey>();
@@ -112,7 +117,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     const token = BEARER.exec(authorization)?.[1];
     if (!token) return { ok: false, keyWasSent: true };
     const digest = sha256Hex(token);
-    const known = configured.get(digest) ?? issued.byDigest.get(digest);
+    const known = configured.byDigest.get(digest) ?? issued.byDigest.get(digest);
     if (!known) return { ok: false, keyWasSent: true };
     if (remembered.size >= MAX_REMEMBERED) remembered.clear();
     remembered.set(authorization, known);
@@ -137,7 +142,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
     return taken;
   }
 
-  const hasUsableKey = () => configured.size > 0 || [...issued.byId.values()].some((known) => !expired(known));
+  const hasUsableKey = () => configured.byDigest.size > 0 || [...issued.byId.values()].some((known) => !expired(known));
 
   /** The issued keys that reached their expiry since the last call, each expiry once: their open streams end. */
   function takeExpired(): string[] {
@@ -157,7 +162,7 @@ export function createKeyRing(configuredKeys: readonly string[], now: () => numb
   const standing = (keyId: string): KeyGone | undefined => {
     const known = issued.byId.get(keyId);
     if (known) return expired(known) ? 'expired' : undefined;
-    return configuredIds.has(keyId) ? undefined : 'revoked';
+    return configured.ids.has(keyId) ? undefined : 'revoked';
   };
 
   /** Whether the key authenticates now and has `scope`: for work done on its behalf with no request (webhooks). */

@@ -38,3 +38,34 @@ export async function connectDatabase(uri: string, dbName: string): Promise<Data
     close: () => client.close(),
   };
 }
+
+type PoolEvent = { address: string; connectionId: number | '<monitor>' };
+
+/**
+ * Follows the driver's connection pool events (CMAP), which every MongoClient emits: `counts` hears the
+ * connections open and in use after each. Connections are tracked by id, so those made before this
+ * was called count from their first use on.
+ */
+export function followConnectionPool(client: MongoClient, counts: (open: number, inUse: number) => void): void {
+  const open = new Set<string>();
+  const inUse = new Set<string>();
+  const idOf = (event: PoolEvent) => `${event.address}/${event.connectionId}`;
+  const on = (
+    name: 'connectionCreated' | 'connectionCheckedOut' | 'connectionCheckedIn' | 'connectionClosed',
+    change: (id: string) => void,
+  ) =>
+    client.on(name, (event: PoolEvent) => {
+      change(idOf(event));
+      counts(open.size, inUse.size);
+    });
+  on('connectionCreated', (id) => open.add(id));
+  on('connectionCheckedOut', (id) => {
+    open.add(id);
+    inUse.add(id);
+  });
+  on('connectionCheckedIn', (id) => inUse.delete(id));
+  on('connectionClosed', (id) => {
+    open.delete(id);
+    inUse.delete(id);
+  });
+}

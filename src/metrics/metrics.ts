@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { MongoClient } from 'mongodb';
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { sendError } from '../http/send-json.ts';
@@ -16,7 +15,8 @@ function makers(registry: Registry) {
   return {
     counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
       new Counter<L>({ name, help, labelNames, registers }),
-    gauge: (name: string, help: string) => new Gauge({ name, help, registers }),
+    gauge: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Gauge<L>({ name, help, labelNames, registers }),
     registers,
   };
 }
@@ -127,25 +127,30 @@ function dependencyMetrics(registry: Registry) {
 
 /** Webhook deliveries (webhooks/): attempts by outcome, endpoints by state, each active endpoint's lag. */
 function webhookMetrics(registry: Registry) {
-  const { counter, registers } = makers(registry);
+  const { counter, gauge } = makers(registry);
+  const deliveries = counter(
+    'webhook_deliveries_total',
+    'Webhook delivery attempts by outcome: delivered (2xx), retrying (another attempt is scheduled), failed (the last attempt of the schedule: the endpoint waits for an operator), gone (410: the endpoint is disabled).',
+    ['outcome'],
+  );
+  const endpoints = gauge(
+    'webhook_endpoints',
+    'Webhook endpoints by state: active, disabled (by an operator or a 410), failing (retries ran out).',
+    ['state'],
+  );
+  const lag = gauge(
+    'webhook_endpoint_lag_pets',
+    'Per active webhook endpoint, the pet ids between its acknowledged position and the newest pet: how far behind its receiver is.',
+    ['endpoint'],
+  );
   return {
-    webhookDeliveries: counter(
-      'webhook_deliveries_total',
-      'Webhook delivery attempts by outcome: delivered (2xx), retrying (another attempt is scheduled), failed (the last attempt of the schedule: the endpoint waits for an operator), gone (410: the endpoint is disabled).',
-      ['outcome'],
-    ),
-    webhookEndpoints: new Gauge({
-      name: 'webhook_endpoints',
-      help: 'Webhook endpoints by state: active, disabled (by an operator or a 410), failing (retries ran out).',
-      labelNames: ['state'] as const,
-      registers,
-    }),
-    webhookLag: new Gauge({
-      name: 'webhook_endpoint_lag_pets',
-      help: 'Per active webhook endpoint, the pet ids between its acknowledged position and the newest pet: how far behind its receiver is.',
-      labelNames: ['endpoint'] as const,
-      registers,
-    }),
+    countDelivery: (outcome: DeliveryOutcome) => deliveries.inc({ outcome }),
+    setEndpoints: (state: EndpointState, count: number) => endpoints.set({ state }, count),
+    /** Per active endpoint; the others' go. */
+    setLags(lags: ReadonlyMap<string, number>): void {
+      lag.reset();
+      for (const [endpoint, pets] of lags) lag.set({ endpoint }, pets);
+    },
   };
 }
 
@@ -178,37 +183,6 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-type PoolEvent = { address: string; connectionId: number | '<monitor>' };
-
-/**
- * Follows the driver's connection pool events (CMAP), which every MongoClient emits. Connections are
- * tracked by id, so those made before this was called count from their first use on.
- */
-function followConnectionPool(client: MongoClient, openGauge: Gauge, inUseGauge: Gauge): void {
-  const open = new Set<string>();
-  const inUse = new Set<string>();
-  const idOf = (event: PoolEvent) => `${event.address}/${event.connectionId}`;
-  const on = (
-    name: 'connectionCreated' | 'connectionCheckedOut' | 'connectionCheckedIn' | 'connectionClosed',
-    change: (id: string) => void,
-  ) =>
-    client.on(name, (event: PoolEvent) => {
-      change(idOf(event));
-      openGauge.set(open.size);
-      inUseGauge.set(inUse.size);
-    });
-  on('connectionCreated', (id) => open.add(id));
-  on('connectionCheckedOut', (id) => {
-    open.add(id);
-    inUse.add(id);
-  });
-  on('connectionCheckedIn', (id) => inUse.delete(id));
-  on('connectionClosed', (id) => {
-    open.delete(id);
-    inUse.delete(id);
-  });
-}
-
 /** Why a GraphQL request was refused under TRUSTED_DOCUMENTS (graphql_documents_refused_total). */
 export type DocumentRefusal = 'id_required' | 'not_in_list' | 'document_and_id';
 
@@ -225,8 +199,9 @@ export function createMetrics() {
     ...requestMetrics(registry),
     ...streamMetrics(registry),
     ...dependencyMetrics(registry),
-    ...webhookMetrics(registry),
   };
+  // Before the scrape's merged registry is made: it copies the metrics registered by then.
+  const webhooks = webhookMetrics(registry);
   // Operation names are chosen by clients, but those of published documents always get their label.
   const operationLabels = createOperationLabels();
   const documentLabel = boundedLabel(MAX_DOCUMENT_IDS);
@@ -269,16 +244,12 @@ export function createMetrics() {
     /** 1 while the rate limits count in Redis for the whole fleet, 0 while this instance counts alone. */
     setRateLimitStoreShared: (shared: boolean) => rest.rateLimitStoreShared.set(shared ? 1 : 0),
     countRateLimitStoreFallback: () => rest.rateLimitStoreFallbacks.inc(),
-    countWebhookDelivery: (outcome: DeliveryOutcome) => rest.webhookDeliveries.inc({ outcome }),
-    setWebhookEndpoints(counts: Readonly<Record<EndpointState, number>>): void {
-      for (const state in counts) rest.webhookEndpoints.set({ state }, counts[state as EndpointState]);
-    },
-    setWebhookLags(lags: ReadonlyMap<string, number>): void {
-      rest.webhookLag.reset();
-      for (const [endpoint, pets] of lags) rest.webhookLag.set({ endpoint }, pets);
-    },
+    webhooks,
     /** Shows the driver's connection pool (its CMAP events) in the pool gauges. */
-    watchConnectionPool: (client: MongoClient) => followConnectionPool(client, rest.poolOpen, rest.poolInUse),
+    setPoolConnections(open: number, inUse: number): void {
+      rest.poolOpen.set(open);
+      rest.poolInUse.set(inUse);
+    },
   };
 }
 

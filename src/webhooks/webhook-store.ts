@@ -71,16 +71,8 @@ export async function ensureWebhookIndexes(db: Db): Promise<void> {
   await bounded((signal) => deliveries.createIndex({ endpointId: 1, at: -1 }, withSignal({}, signal)));
 }
 
-/**
- * The `webhookEndpoints` and `webhookDeliveries` collections, shared by the service (which delivers)
- * and the `webhooks` command (which registers and operates endpoints). Secrets are stored as they are:
- * signing needs them; they leave the store only in `add` and `rotate-secret`'s answers and in signatures.
- */
-export function createWebhookStore(db: Db) {
-  const endpoints: Collection<EndpointDocument> = db.collection<EndpointDocument>(WEBHOOK_ENDPOINTS_COLLECTION);
-  const deliveries: Collection<DeliveryAttempt> = db.collection<DeliveryAttempt>(WEBHOOK_DELIVERIES_COLLECTION);
-
-  /** An operator's change: applied, with the revision moved so that every dispatcher reloads the endpoint. */
+/** What operators do (the `webhooks` command): each change moves the revision, so every dispatcher reloads the endpoint. */
+function operatorChanges(endpoints: Collection<EndpointDocument>) {
   async function change(id: string, set: Partial<EndpointDocument>): Promise<WebhookEndpoint | null> {
     const found = await bounded((signal) =>
       endpoints.findOneAndUpdate(
@@ -101,36 +93,19 @@ export function createWebhookStore(db: Db) {
     async add(input: { url: string; keyId: string; status: PetStatus | null; position: number; now?: Date }) {
       const doc: EndpointDocument = {
         _id: `whe_${randomBytes(8).toString('hex')}`,
-        url: input.url,
-        keyId: input.keyId,
-        status: input.status,
+        ...{ url: input.url, keyId: input.keyId, status: input.status, position: input.position },
         secrets: [{ secret: newSecret(), expiresAt: null }],
-        state: 'active',
-        stateReason: null,
-        position: input.position,
-        revision: 1,
-        createdAt: input.now ?? new Date(),
+        ...{ state: 'active', stateReason: null, revision: 1, createdAt: input.now ?? new Date() },
       };
       await bounded((signal) => endpoints.insertOne(doc, withSignal({}, signal)));
       return toEndpoint(doc);
     },
-
-    /** Every endpoint, oldest first. */
-    async list(): Promise<WebhookEndpoint[]> {
-      const docs = await bounded((signal) => endpoints.find({}, { signal }).toArray());
-      return docs
-        .map(toEndpoint)
-        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
-    },
-
     get,
-
     /** Active again, from its position: the message it stopped at is delivered first. */
     enable: (id: string) => change(id, { state: 'active', stateReason: null }),
     disable: (id: string, reason = 'disabled by an operator') => change(id, { state: 'disabled', stateReason: reason }),
     /** Delivery starts again after `afterId` (a cursor's pet), active whatever the state was. */
     rewind: (id: string, afterId: number) => change(id, { position: afterId, state: 'active', stateReason: null }),
-
     /** A new secret first; the current ones are still signed with until `overlapMs` from now (0: dropped now). */
     async rotateSecret(id: string, overlapMs: number, now = new Date()) {
       const found = await get(id);
@@ -146,14 +121,13 @@ export function createWebhookStore(db: Db) {
       const updated = await change(id, { secrets: [{ secret, expiresAt: null }, ...kept] });
       return updated ? { endpoint: updated, secret } : null;
     },
+  };
+}
 
-    async remove(id: string): Promise<boolean> {
-      const { deletedCount } = await bounded((signal) => endpoints.deleteOne({ _id: id }, withSignal({}, signal)));
-      await bounded((signal) => deliveries.deleteMany({ endpointId: id }, withSignal({}, signal)));
-      return deletedCount === 1;
-    },
-
-    /** The dispatcher's own moves, only on the revision it serves: an operator's change since wins. */
+/** What the dispatcher writes, only on the revision it serves: an operator's change since wins. */
+function dispatcherMoves(endpoints: Collection<EndpointDocument>) {
+  return {
+    /** The receiver acknowledged `petId`: delivery resumes after it, on any instance, after any restart. */
     async advance(id: string, revision: number, petId: number): Promise<void> {
       await bounded((signal) =>
         endpoints.updateOne(
@@ -173,7 +147,12 @@ export function createWebhookStore(db: Db) {
         ),
       );
     },
+  };
+}
 
+/** One document per attempt; FerretDB has no TTL index, so the dispatcher prunes each endpoint's to its newest. */
+function deliveryLog(deliveries: Collection<DeliveryAttempt>) {
+  return {
     async record(attempt: DeliveryAttempt): Promise<void> {
       await bounded((signal) => deliveries.insertOne({ ...attempt }, withSignal({}, signal)));
     },
@@ -203,6 +182,34 @@ export function createWebhookStore(db: Db) {
         removed += deletedCount;
       }
       return removed;
+    },
+  };
+}
+
+/**
+ * The `webhookEndpoints` and `webhookDeliveries` collections, shared by the service (which delivers)
+ * and the `webhooks` command (which registers and operates endpoints). Secrets are stored as they are:
+ * signing needs them; they leave the store only in `add` and `rotate-secret`'s answers and in signatures.
+ */
+export function createWebhookStore(db: Db) {
+  const endpoints = db.collection<EndpointDocument>(WEBHOOK_ENDPOINTS_COLLECTION);
+  const deliveries = db.collection<DeliveryAttempt>(WEBHOOK_DELIVERIES_COLLECTION);
+  return {
+    ...operatorChanges(endpoints),
+    ...dispatcherMoves(endpoints),
+    ...deliveryLog(deliveries),
+    /** Every endpoint, oldest first. */
+    async list(): Promise<WebhookEndpoint[]> {
+      const docs = await bounded((signal) => endpoints.find({}, { signal }).toArray());
+      return docs
+        .map(toEndpoint)
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
+    },
+    /** The endpoint and its delivery log. */
+    async remove(id: string): Promise<boolean> {
+      const { deletedCount } = await bounded((signal) => endpoints.deleteOne({ _id: id }, withSignal({}, signal)));
+      await bounded((signal) => deliveries.deleteMany({ endpointId: id }, withSignal({}, signal)));
+      return deletedCount === 1;
     },
   };
 }
