@@ -1,6 +1,6 @@
 // @ts-check
 // `npm run build` (dist/ by tsc, .assets/ by scripts/build-assets.ts) and, with --if-stale, the check
-// `npm start`, `npm run keys` and `npm run documents` run first. Plain JavaScript: it must run where
+// `npm start`, `npm run keys`, `npm run documents` and `npm run webhooks` run first. Plain JavaScript: it must run where
 // no TypeScript tool is installed (a production install), to say why the service cannot start there
 // instead of crashing.
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// What `npm run keys` and `npm run documents` share: reading the command line, opening the database
+// What `npm run keys`, `npm run documents` and `npm run webhooks` share: reading the command line, opening the database
 // (MONGODB_URI, or DATA_DIR's embedded one), running a command and closing what it opened.
 
 import { hostname } from 'node:os';
@@ -63,6 +63,8 @@ function describeFailure(error: unknown): string {
 export interface CommandContext {
   /** Opened at the first call, so that a command can refuse its input before touching the database. */
   database: () => Promise<Db>;
+  /** The settings, read as the service reads them (e.g. WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+  config: Config;
 }
 
 /** One `npm run <name> -- <command>` program: how it reads its command line and runs a command. */
@@ -231,7 +233,7 @@ async function exitStatus<Command extends { command: string }>(
     return opening;
   };
   try {
-    process.stdout.write(await program.run(command, { database }));
+    process.stdout.write(await program.run(command, { database, config }));
     return 0;
   } catch (error) {
     log(describeFailure(error));

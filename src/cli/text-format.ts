@@ -1,7 +1,10 @@
-/** How the commands write dates, tables and JSON answers, so that `keys` and `documents` read alike. */
+/** How the commands write dates, tables and JSON answers, so that `keys`, `documents` and `webhooks` read alike. */
 
 /** Minutes are enough to tell entries apart by eye; --json has the milliseconds. */
 export const shortDate = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** For what happens seconds apart (delivery attempts, a rotation's end). */
+export const secondDate = (date: Date) => `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 
 /** The one JSON document a --json answer is. */
 export const jsonAnswer = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;

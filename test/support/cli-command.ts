@@ -7,8 +7,8 @@ export interface CommandRun {
   stderr: string;
 }
 
-/** The project's commands that work on the database: `npm run keys` and `npm run documents`. */
-export type DatabaseCommand = 'keys' | 'documents';
+/** The project's commands that work on the database: `npm run keys`, `documents` and `webhooks`. */
+export type DatabaseCommand = 'keys' | 'documents' | 'webhooks';
 
 export interface CommandOptions {
   /** Where the operator runs npm (relative FILE arguments are read from there); default the project. */
@@ -49,3 +49,4 @@ export const spawnKeys = (args: string[], env: Record<string, string>) => spawnC
 export const runKeys = (args: string[], env: Record<string, string>) => spawnKeys(args, env).done;
 export const runDocuments = (args: string[], env: Record<string, string>, options?: CommandOptions) =>
   spawnCommand('documents', args, env, options).done;
+export const runWebhooks = (args: string[], env: Record<string, string>) => spawnCommand('webhooks', args, env).done;
