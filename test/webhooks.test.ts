@@ -1,11 +1,12 @@
 import type { RequestListener } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import type { Scope } from '../src/auth/scopes.ts';
 import { DEFAULTS } from '../src/config.ts';
 import { encodeCursor } from '../src/pets/cursor.ts';
 import { createWebhookStore, type WebhookEndpoint } from '../src/webhooks/webhook-store.ts';
+import { runWebhooks } from './support/cli-command.ts';
 import { sampleIn } from './support/metric-sample.ts';
 import { createPet } from './support/pet-created.ts';
 import { AUTH, startTestServer, type TestServer } from './support/test-server.ts';
@@ -65,7 +66,11 @@ describe('webhooks: new pets pushed to receivers as signed Standard Webhooks', (
   }, async () => {
     const on = await server();
     const hooks = await receiver();
-    const endpoint = await register(on, hooks.url, await issuedKeyId(on));
+    // Registered as an operator does it, through the command, on the service's database.
+    const env = { MONGODB_URI: inject('mongoUri'), MONGODB_DB: on.dbName, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+    const added = await runWebhooks(['add', hooks.url, '--key', await issuedKeyId(on), '--json'], env);
+    expect(added.code, added.stderr).toBe(0);
+    const { secret } = JSON.parse(added.stdout) as { secret: string };
     // The endpoint is started by the dispatcher's next sync: one pet first, to know it listens.
     const first = await createPet(on, 'first');
     await vi.waitFor(() => expect(hooks.received).toHaveLength(1), WAIT);
@@ -77,7 +82,7 @@ describe('webhooks: new pets pushed to receivers as signed Standard Webhooks', (
       ids.push(id);
     }
     await vi.waitFor(() => expect(hooks.received.length).toBeGreaterThanOrEqual(ids.length), WAIT);
-    const payloads = hooks.payloads(secretOf(endpoint));
+    const payloads = hooks.payloads(secret);
     expect(payloads.map((payload) => payload.data.id)).toEqual(ids);
     expect(new Set(hooks.received.map((each) => each.headers['webhook-id'])).size).toBe(ids.length);
     for (const payload of payloads) {
