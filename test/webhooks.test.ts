@@ -8,6 +8,7 @@ import { encodeCursor } from '../src/pets/cursor.ts';
 import { createWebhookStore, type WebhookEndpoint } from '../src/webhooks/webhook-store.ts';
 import { runWebhooks } from './support/cli-command.ts';
 import { sampleIn } from './support/metric-sample.ts';
+import { assertMatchesWebhook } from './support/openapi-contract.ts';
 import { createPet } from './support/pet-created.ts';
 import { AUTH, startTestServer, type TestServer } from './support/test-server.ts';
 import { answerWith, type Receiver, startReceiver } from './support/webhook-receiver.ts';
@@ -85,6 +86,8 @@ describe('webhooks: new pets pushed to receivers as signed Standard Webhooks', (
     const payloads = hooks.payloads(secret);
     expect(payloads.map((payload) => payload.data.id)).toEqual(ids);
     expect(new Set(hooks.received.map((each) => each.headers['webhook-id'])).size).toBe(ids.length);
+    // What was sent is what the OpenAPI document's `webhooks` section describes.
+    for (const request of hooks.received) assertMatchesWebhook('petCreated', request);
     for (const payload of payloads) {
       const got = await on.request.get(`${on.restBasePath}/pets/${payload.data.id}`).set(AUTH);
       expect(payload.data).toEqual(got.body);

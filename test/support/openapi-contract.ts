@@ -143,6 +143,32 @@ export function assertMatchesContract(method: string, pathTemplate: PathTemplate
   if (!validate(response.body)) fail(`body does not match the schema: ${ajv.errorsText(validate.errors)}`);
 }
 
+/** A webhook request the service sent, against the document's `webhooks` section: its headers and body. */
+export function assertMatchesWebhook(
+  webhook: 'petCreated',
+  request: { headers: Record<string, string | string[] | undefined>; body: string },
+): void {
+  const { document, ajv } = getContract();
+  const at = pointer(['webhooks', webhook, 'post']);
+  const fail = (problem: string): never => {
+    throw new Error(`webhook ${webhook}: ${problem}\nbody: ${request.body}`);
+  };
+  // The webhook's headers are written inline in the document, not as $refs.
+  const parameters = resolve(at, document).node.parameters as { name: string; required?: boolean }[];
+  for (const [index, { name, required }] of parameters.entries()) {
+    const value = request.headers[name];
+    if (value === undefined) {
+      if (required) fail(`${name} is missing`);
+      continue;
+    }
+    const validate = validatorAt(`${at}${pointer(['parameters', String(index), 'schema'])}`);
+    if (!validate(value)) fail(`header ${name}: ${JSON.stringify(value)} ${ajv.errorsText(validate.errors)}`);
+  }
+  if (!isJson(request.headers['content-type'])) fail(`content-type ${request.headers['content-type']} is not JSON`);
+  const validate = validatorAt(`${at}${pointer(['requestBody', 'content', 'application/json', 'schema'])}`);
+  if (!validate(JSON.parse(request.body))) fail(`body does not match the schema: ${ajv.errorsText(validate.errors)}`);
+}
+
 /** The closed set of Error `code` values, as published in the document's Error schema. */
 export function errorCodes(): readonly string[] {
   const { document } = getContract();

@@ -50,9 +50,44 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    petCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new animal, pushed to a registered endpoint
+         * @description One POST per new animal, signed as Standard Webhooks sign (https://www.standardwebhooks.com/): verify the raw body with the endpoint's `whsec_` secret, e.g. with the `standardwebhooks` package, before parsing it. Per endpoint, animals arrive one at a time in id order; the next is sent once the receiver answered `2xx`. Any other answer, a redirect (never followed) or no answer within 10 seconds is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (or after the answer's `Retry-After`, if later); then the endpoint waits for an operator. `410` disables the endpoint at once. The same `webhook-id` is sent on every attempt at one animal: deduplicate by it.
+         */
+        post: operations["petCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description A webhook's body (Standard Webhooks' layout), sent when an animal is created. */
+        PetCreatedEvent: {
+            /** @constant */
+            type: "pet.created";
+            /**
+             * Format: date-time
+             * @description When the message was first sent.
+             */
+            timestamp: string;
+            /** @description The animal, exactly as `GET /pets/{petId}` answers it. */
+            data: components["schemas"]["Pet"];
+            /** @description The animal's cursor: `GET /pets?cursor=` with it lists the animals after this one (how a receiver catches up after an outage), and `npm run webhooks -- redeliver ID --since` takes it. */
+            cursor: string;
+        };
         /** Format: int64 */
         Int64Id: number;
         /**
@@ -556,6 +591,49 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["UnreadablePet"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    petCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id, the same on every attempt at one animal for one endpoint. */
+                "webhook-id": string;
+                /** @description When this attempt was sent, in seconds since the Unix epoch; receivers refuse a timestamp too far from their clock (the `standardwebhooks` package: 5 minutes) against replays. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret (the bytes after `whsec_`, base64-decoded); during a secret rotation's overlap, one such signature per secret, separated by a space. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PetCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any `2xx` is); the body is not read beyond 64 KiB. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone; the service disables the endpoint until an operator enables it again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged; the attempt is retried on the schedule above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
