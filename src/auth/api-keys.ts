@@ -234,8 +234,8 @@ export function syncIssuedKeys(options: {
     firstRead: reads.firstRead,
     /** Stops both timers and writes the last uses still pending. */
     async stop(): Promise<void> {
-      reads.stop();
       clearInterval(flushTimer);
+      await reads.stop();
       await flushLastUses();
     },
   };

@@ -17,6 +17,7 @@ export function startRefreshLoop(options: {
   let failing = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void>;
 
   async function run(): Promise<void> {
     try {
@@ -24,6 +25,8 @@ export function startRefreshLoop(options: {
       if (failing) logger.info(`${what} can be read again`);
       failing = false;
     } catch (error) {
+      // A read cut short by the stop (its client closed under it) is no outage.
+      if (stopped) return;
       options.onFailure?.();
       if (!failing) logger.warn({ err: error }, `cannot read ${what}; using the ones known so far`);
       failing = true;
@@ -32,17 +35,21 @@ export function startRefreshLoop(options: {
 
   const schedule = () => {
     if (stopped) return;
-    timer = setTimeout(() => void run().finally(schedule), intervalMs);
+    timer = setTimeout(() => {
+      running = run().finally(schedule);
+    }, intervalMs);
     timer.unref();
   };
-  const firstRead = run().finally(schedule);
+  running = run().finally(schedule);
+  const firstRead = running;
   return {
     /** Settles after the first read (failed or not): the service may listen then. */
     firstRead,
-    /** No read starts after this. */
-    stop() {
+    /** No read starts after this; settles when the read under way has. */
+    stop(): Promise<void> {
       stopped = true;
       clearTimeout(timer);
+      return running;
     },
   };
 }

@@ -211,7 +211,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     close: (): Promise<void> =>
       (closed ??= (async () => {
         stopped = true;
-        reads.stop();
+        // The sync under way may still start a runner: it settles before the runners are ended.
+        await reads.stop();
         const ending = [...runners.values()].map((runner) => runner.done);
         for (const id of [...runners.keys()]) end(id);
         await Promise.all(ending);
