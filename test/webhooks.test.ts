@@ -5,7 +5,12 @@ import { createApiKeyStore } from '../src/auth/api-key-store.ts';
 import type { Scope } from '../src/auth/scopes.ts';
 import { DEFAULTS } from '../src/config.ts';
 import { encodeCursor } from '../src/pets/cursor.ts';
-import { createWebhookStore, type WebhookEndpoint } from '../src/webhooks/webhook-store.ts';
+import {
+  createWebhookStore,
+  DELIVERIES_KEPT_PER_ENDPOINT,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  type WebhookEndpoint,
+} from '../src/webhooks/webhook-store.ts';
 import { runWebhooks } from './support/cli-command.ts';
 import { sampleIn } from './support/metric-sample.ts';
 import { assertMatchesWebhook } from './support/openapi-contract.ts';
@@ -101,6 +106,11 @@ describe('webhooks: new pets pushed to receivers as signed Standard Webhooks', (
     expect(p95).toBeLessThan(DEFAULTS.SUBSCRIPTION_POLL_MS + 1_000);
     const text = await on.metrics.scrape.text();
     expect(sampleIn(text, 'webhook_deliveries_total', { outcome: 'delivered' })).toBe(ids.length);
+    // Caught up: the endpoint's lag behind the newest pet comes down to nothing at the next sync.
+    const endpointId = (await createWebhookStore(on.database.db).list())[0]?.id as string;
+    await vi.waitFor(async () => {
+      expect(sampleIn(await on.metrics.scrape.text(), 'webhook_endpoint_lag_pets', { endpoint: endpointId })).toBe(0);
+    }, WAIT);
   });
 
   it('when the receiver answers 503 with Retry-After: 1 three times, then 200, then four attempts carry one webhook-id with fresh timestamps, and the log lists them', {
@@ -276,5 +286,48 @@ describe('webhooks: new pets pushed to receivers as signed Standard Webhooks', (
     await createPet(on, 'after');
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(hooks.received).toHaveLength(1);
+  });
+
+  it('when an endpoint has more attempts logged than are kept, then pruning keeps its newest 1,000 and no other endpoint’s', {
+    timeout: 60_000,
+  }, async () => {
+    const on = await server();
+    const store = createWebhookStore(on.database.db);
+    const attempt = (endpointId: string, index: number) => ({
+      ...{ endpointId, webhookId: `msg_${index}`, petId: index, attempt: 1, at: new Date(1_700_000_000_000 + index) },
+      ...{ status: 204, latencyMs: 1, error: null, outcome: 'delivered' as const },
+    });
+    const log = on.database.db.collection(WEBHOOK_DELIVERIES_COLLECTION);
+    await log.insertMany(
+      Array.from({ length: DELIVERIES_KEPT_PER_ENDPOINT + 25 }, (_, index) => attempt('whe_a', index)),
+    );
+    await log.insertMany(Array.from({ length: 10 }, (_, index) => attempt('whe_b', index)));
+    expect(await store.prune(['whe_a', 'whe_b'])).toBe(25);
+    const kept = await store.deliveries('whe_a', 2_000);
+    expect(kept).toHaveLength(DELIVERIES_KEPT_PER_ENDPOINT);
+    expect(kept.at(-1)?.petId).toBe(25);
+    expect(await store.deliveries('whe_b', 2_000)).toHaveLength(10);
+  });
+
+  it('when the instance stops mid-retry and another starts on the database, then it resumes at the stored position with the same webhook-ids', {
+    timeout: 60_000,
+  }, async () => {
+    const first = await startTestServer({ env: SETTINGS, keepDatabase: true });
+    let acknowledging = false;
+    const hooks = await receiver((req, res) => answerWith(acknowledging ? 204 : 503)(req, res));
+    const endpoint = await register(first, hooks.url, await issuedKeyId(first));
+    const ids = [await createPet(first, 'one'), await createPet(first, 'two'), await createPet(first, 'three')];
+    await vi.waitFor(() => expect(hooks.received.length).toBeGreaterThanOrEqual(2), WAIT);
+    const refusedIds = new Set(hooks.received.map((request) => request.headers['webhook-id']));
+    await first.close();
+    const before = hooks.received.length;
+    acknowledging = true;
+    const resumed = await startTestServer({ env: SETTINGS, dbName: first.dbName });
+    opened.push(resumed);
+    await vi.waitFor(() => expect(hooks.received.length - before).toBeGreaterThanOrEqual(3), WAIT);
+    const after = hooks.payloads(secretOf(endpoint)).slice(before);
+    expect(after.map((payload) => payload.data.id)).toEqual(ids);
+    // The message refused before the stop is the one sent first after it, under its id.
+    expect(refusedIds.has(hooks.received[before]?.headers['webhook-id'])).toBe(true);
   });
 });
