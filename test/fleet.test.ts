@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ISSUED_KEYS_REFRESH_MS } from '../src/auth/api-keys.ts';
 import { runKeys } from './support/cli-command.ts';
 import { freePort } from './support/free-port.ts';
-import { type Balancer, startBalancer } from './support/haproxy.ts';
+import { type Balancer, startBalancerOnceUp } from './support/haproxy.ts';
+import { alive } from './support/process-tree.ts';
 import { type RedisServer, startRedisServer } from './support/redis-server.ts';
 import { HAPROXY, REDIS_SERVER, requiring } from './support/required-tools.ts';
 import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
@@ -62,18 +63,6 @@ function startInstance(_name: Name, port: number, dbName: string, limitedKey: st
   });
 }
 
-/** Every process started is gone: the instances' node (and anything under it), haproxy. */
-function alive(pids: Iterable<number>): number[] {
-  return [...pids].filter((pid) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
 const limitedKeys = Array.from({ length: 3 }, (_, i) => `fleet-limited-key-${i}-aaaaaaaa`);
 
 beforeAll(async () => {
@@ -91,9 +80,8 @@ beforeAll(async () => {
     instances.set(name, instance);
     pids.add(instance.child.pid as number);
   }
-  fleet.balancer = await startBalancer({ servers: ports, checkIntervalMs: CHECK_INTERVAL_MS });
+  fleet.balancer = await startBalancerOnceUp({ servers: ports, checkIntervalMs: CHECK_INTERVAL_MS });
   pids.add(fleet.balancer.pid);
-  for (const name of INSTANCES) await fleet.balancer.waitFor(name, 'UP');
 }, 120_000);
 
 afterAll(async () => {

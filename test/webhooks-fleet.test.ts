@@ -9,7 +9,8 @@ import { ENDPOINT_SYNC_MS } from '../src/webhooks/webhook-dispatcher.ts';
 import { LEASE_TTL_MS } from '../src/webhooks/webhook-leases.ts';
 import { runKeys, runWebhooks } from './support/cli-command.ts';
 import { freePort } from './support/free-port.ts';
-import { type Balancer, startBalancer } from './support/haproxy.ts';
+import { type Balancer, startBalancerOnceUp } from './support/haproxy.ts';
+import { alive } from './support/process-tree.ts';
 import { type RedisServer, startRedisServer } from './support/redis-server.ts';
 import { HAPROXY, REDIS_SERVER, requiring } from './support/required-tools.ts';
 import { startServiceOnRunDatabase } from './support/service-on-run-database.ts';
@@ -55,17 +56,6 @@ async function until<T>(what: string, timeoutMs: number, check: () => T | undefi
     if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
     await sleep(50);
   }
-}
-
-function alive(pids: Iterable<number>): number[] {
-  return [...pids].filter((pid) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }
 
 /** The instance's `webhook delivery attempt` lines (pino: `time` in ms since the epoch). */
@@ -118,9 +108,8 @@ beforeAll(async () => {
     fleet.instances.set(name, instance);
     pids.add(instance.child.pid as number);
   }
-  fleet.balancer = await startBalancer({ servers: ports, checkIntervalMs: 500 });
+  fleet.balancer = await startBalancerOnceUp({ servers: ports, checkIntervalMs: 500 });
   pids.add(fleet.balancer.pid);
-  for (const name of INSTANCES) await fleet.balancer.waitFor(name, 'UP');
 }, 180_000);
 
 afterAll(async () => {

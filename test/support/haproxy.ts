@@ -144,3 +144,15 @@ export async function startBalancer(options: BalancerOptions): Promise<Balancer>
   }
   return { origin: `http://127.0.0.1:${port}`, pid: child.pid as number, states, waitFor, log, stop };
 }
+
+/** A balancer in front of servers that are all UP already: the fleet is ready for traffic. */
+export async function startBalancerOnceUp(options: BalancerOptions): Promise<Balancer> {
+  const balancer = await startBalancer(options);
+  try {
+    for (const name of Object.keys(options.servers)) await balancer.waitFor(name, 'UP');
+  } catch (error) {
+    await balancer.stop();
+    throw error;
+  }
+  return balancer;
+}
