@@ -35,6 +35,7 @@ import { createGraphQLServer, GRAPHQL_ENDPOINT } from './graphql-http/yoga.ts';
 import type { GiveBack } from './http/conditional-get.ts';
 import type { KeyGone } from './http/stream-outcomes.ts';
 import { createIdempotentCreates, schedulePurge } from './idempotency/idempotent-create.ts';
+import { createMcpEndpoint } from './mcp/mcp-endpoint.ts';
 import { createMetricsHandler, createMetricsListener, type Metrics } from './metrics/metrics.ts';
 import { createPetUseCase } from './pets/create-pet.ts';
 import { createRestExecutor } from './rest/executor.ts';
@@ -186,9 +187,9 @@ function createGraphQLWebSockets(
   });
 }
 
-/** The route table: the public pages, readiness, GraphQL, REST and, without METRICS_PORT, /metrics. */
+/** The route table: the public pages, readiness, GraphQL, REST, MCP and, without METRICS_PORT, /metrics. */
 function createServiceRoutes(
-  { config, stores, developmentKey }: ServiceDependencies,
+  { config, stores, developmentKey, logger, metrics }: ServiceDependencies,
   parts: {
     execution: Pick<ReturnType<typeof createExecution>, 'graphql' | 'rest'>;
     drain: ReturnType<typeof createDrain>;
@@ -208,6 +209,7 @@ function createServiceRoutes(
     readiness: createReadiness(stores.ping, parts.drain.isDraining),
     graphql: parts.execution.graphql,
     rest: parts.execution.rest,
+    mcp: createMcpEndpoint({ config, rest: parts.execution.rest, logger, metrics }),
     ...(config.METRICS_PORT === undefined ? { metrics: ({ req, res }) => parts.sendMetrics(req, res) } : {}),
   });
 }

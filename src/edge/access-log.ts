@@ -21,6 +21,8 @@ interface AccessRecord {
   streamEnd: string;
   keyId: string;
   documentId: string;
+  /** The MCP tool called ('' for any other request). */
+  tool: string;
   /** On a 401 or 429 only: where a key-guessing run comes from. '' otherwise. */
   clientAddress: string;
 }
@@ -37,6 +39,7 @@ const blankRecord = (): AccessRecord => ({
   streamEnd: '',
   keyId: '',
   documentId: '',
+  tool: '',
   clientAddress: '',
 });
 
@@ -46,7 +49,7 @@ export const LEFT = 'client closed the connection before the response';
 
 /** The fields of a record as pino is given them: the line's fields, in its order, without level, time and msg. */
 function accessFields(record: AccessRecord): Record<string, unknown> {
-  const { trace, status, streamEnd, keyId, documentId, clientAddress } = record;
+  const { trace, status, streamEnd, keyId, documentId, tool, clientAddress } = record;
   return {
     ...trace,
     reqId: record.id,
@@ -59,6 +62,7 @@ function accessFields(record: AccessRecord): Record<string, unknown> {
     keyId: keyId || undefined,
     // The published document a GraphQL request ran by id: a POST's URL does not show it.
     documentId: documentId || undefined,
+    tool: tool || undefined,
     clientAddress: clientAddress || undefined,
   };
 }
@@ -89,6 +93,7 @@ function linePartsFor(level: number, bindings: Record<string, unknown>) {
     streamEnd: bytesOf(',"streamEnd":'),
     keyId: bytesOf(',"keyId":'),
     documentId: bytesOf(',"documentId":'),
+    tool: bytesOf(',"tool":'),
     clientAddress: bytesOf(',"clientAddress":'),
     answered: bytesOf(`,"msg":"${ANSWERED}"}\n`),
     left: bytesOf(`,"msg":"${LEFT}"}\n`),
@@ -102,9 +107,9 @@ type LineParts = ReturnType<typeof linePartsFor>;
 
 /** The most bytes a record's line can take. */
 function lineBound(parts: LineParts, record: AccessRecord): number {
-  const { trace, id, method, url, streamEnd, keyId, documentId, clientAddress } = record;
+  const { trace, id, method, url, streamEnd, keyId, documentId, tool, clientAddress } = record;
   const traced = trace ? trace.trace_id.length + trace.span_id.length + trace.trace_flags.length : 0;
-  const named = keyId.length + documentId.length + clientAddress.length + streamEnd.length;
+  const named = keyId.length + documentId.length + tool.length + clientAddress.length + streamEnd.length;
   const fields = id.length + method.length + url.length + named;
   return parts.fixedBytes + jsonStringBound(traced + fields);
 }
@@ -138,6 +143,7 @@ function writeLine(out: Buffer, at: number, parts: LineParts, record: AccessReco
   }
   end = writeField(out, end, parts.keyId, record.keyId);
   end = writeField(out, end, parts.documentId, record.documentId);
+  end = writeField(out, end, parts.tool, record.tool);
   end = writeField(out, end, parts.clientAddress, record.clientAddress);
   return writeBytes(out, end, record.status !== 0 ? parts.answered : parts.left);
 }
@@ -150,6 +156,8 @@ export type LoggedExchange = Pick<
   Exchange,
   'id' | 'startedAt' | 'keyId' | 'documentId' | 'face' | 'path' | 'stream' | 'clientAddress'
 > & {
+  /** Only HTTP exchanges call MCP tools. */
+  readonly tool?: string;
   readonly req: Pick<IncomingMessage, 'method' | 'url'>;
   readonly res: Pick<ServerResponse, 'writableFinished' | 'statusCode'>;
 };
@@ -180,6 +188,7 @@ function recordOf(
   record.streamEnd = stream ? (stream.end ?? 'client') : '';
   record.keyId = keyId;
   record.documentId = documentId;
+  record.tool = exchange.tool ?? '';
   // As TRUST_PROXY's rule reads it (authenticate.ts), the address the failed-authentication limit counts.
   record.clientAddress = status === 401 || status === 429 ? exchange.clientAddress : '';
 }

@@ -14,6 +14,9 @@ const ALLOWED_REQUEST_HEADERS = [
   'Idempotency-Key',
   'If-None-Match',
   'X-Request-Id',
+  'Mcp-Protocol-Version',
+  'Mcp-Method',
+  'Mcp-Name',
   'apollographql-client-name',
   'apollographql-client-version',
   'apollo-require-preflight',
@@ -78,6 +81,18 @@ export function createCorsPolicy(origins: readonly string[]): CorsPolicy | undef
 export function allowedOrigin(policy: CorsPolicy | undefined, req: IncomingMessage): string | undefined {
   const origin = req.headers.origin;
   return policy !== undefined && origin !== undefined && policy.origins.has(origin) ? origin : undefined;
+}
+
+/**
+ * On a route that refuses other origins (MCP's rule against DNS rebinding): 403 when a page from an
+ * origin the policy does not list calls it; requests without Origin (no browser) pass.
+ */
+export function originRefusal(policy: CorsPolicy | undefined, req: IncomingMessage, path: string) {
+  const origin = req.headers.origin;
+  if (origin === undefined || allowedOrigin(policy, req) !== undefined) return undefined;
+  const named = JSON.stringify(origin.length > 64 ? `${origin.slice(0, 64)}…` : origin);
+  const message = `Pages from ${named} may not call ${path}: an operator adds their origin to CORS_ORIGINS`;
+  return { status: 403, code: 'FORBIDDEN', message };
 }
 
 /** A CORS preflight (Fetch standard): OPTIONS naming the method the page means to send. */

@@ -11,7 +11,14 @@ import type { TraceFields } from '../telemetry/log-fields.ts';
 import type { RequestTracing } from '../telemetry/request-span.ts';
 import { createAccessLog } from './access-log.ts';
 import type { Admission } from './authenticate.ts';
-import { actualResponseHeaders, allowedOrigin, type CorsPolicy, isPreflight, preflightHeaders } from './cors.ts';
+import {
+  actualResponseHeaders,
+  allowedOrigin,
+  type CorsPolicy,
+  isPreflight,
+  originRefusal,
+  preflightHeaders,
+} from './cors.ts';
 import type { Drain } from './drain.ts';
 import { createRouteTable, type Route } from './routes.ts';
 
@@ -142,6 +149,8 @@ export function createEdgeListener(options: EdgeOptions) {
     // Pipelined behind an unfinished response: served within the bound, else it ends with its connection.
     if (res.socket === null && !servesQueued(logger, exchange)) return;
     try {
+      const otherOrigin = route.refusesOtherOrigins && originRefusal(cors, req, exchange.path);
+      if (otherOrigin) return void sendError(res, route.face, otherOrigin);
       if (cors && route.crossOrigin && crossOrigin(cors, route, exchange)) return;
       const pending = serve(route, exchange);
       if (pending instanceof Promise) pending.catch((error: unknown) => fail(exchange, error));

@@ -3,6 +3,7 @@ import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
 import { priceOf } from '../graphql/operation-admission.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { type Face, type HttpError, sendError } from '../http/send-json.ts';
+import { MCP_ENDPOINT } from '../mcp/mcp-endpoint.ts';
 import { REST_OPERATIONS } from '../rest/contract-operations.ts';
 import { deprecationHeaders } from '../rest/deprecation.ts';
 import type { RestExecutor } from '../rest/executor.ts';
@@ -34,6 +35,8 @@ export interface Route {
   headers?: Readonly<Record<string, string>>;
   /** Browser apps on the origins in CORS_ORIGINS may call it: preflights answered, CORS headers on answers. */
   crossOrigin?: true;
+  /** A page from an origin not in CORS_ORIGINS is refused (403) before its key is read. */
+  refusesOtherOrigins?: true;
 }
 
 const NO_PARAMS: Params = Object.freeze({});
@@ -121,6 +124,8 @@ export interface RouteHandlers {
   /** /graphql once authenticated. */
   graphql: Handler;
   rest: RestExecutor;
+  /** POST /mcp once authenticated: agents' tool calls. */
+  mcp: Handler;
   /** GET /metrics behind the key; undefined when METRICS_PORT serves it on a port of its own. */
   metrics?: Handler;
 }
@@ -199,6 +204,18 @@ export function createRoutes(handlers: RouteHandlers): { routes: Route[]; fallba
       crossOrigin: true,
     },
     ...restRoutes(handlers),
+    {
+      label: MCP_ENDPOINT,
+      match: exactPath(MCP_ENDPOINT),
+      access: 'key',
+      face: 'rest',
+      // Stateless: no stream to GET, no session to DELETE (405 tells MCP clients so).
+      methods: { POST: handlers.mcp },
+      head: false,
+      crossOrigin: true,
+      // The Streamable HTTP transport asks it: a page's Origin is checked on every request.
+      refusesOtherOrigins: true,
+    },
   ];
   if (handlers.metrics) {
     // Operators' data (other keys' ids, document ids, versions): not for every client key.

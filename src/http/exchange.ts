@@ -36,6 +36,8 @@ export class Exchange {
   pointPaid = false;
   /** The published document a GraphQL request named (`sha256:…`), '' when it sent none. */
   documentId = '';
+  /** The MCP tool a request to /mcp called, '' for any other request. */
+  tool = '';
   /** Path parameters of the matched route, still percent-encoded. */
   params: Readonly<Record<string, string>> = {};
   /** Set when the request opened a subscription stream: its events and why it ended. */

@@ -51,6 +51,11 @@ function requestMetrics(registry: Registry) {
       'graphql_fast_path_requests_total',
       'GraphQL requests answered without Yoga: ordinary POSTs and GETs of documents Yoga had already found valid, run by the direct execution. The rest of graphql_operations_total went through Yoga.',
     ),
+    mcpToolCalls: counter(
+      'mcp_tool_calls_total',
+      'MCP tool calls on /mcp by tool and outcome: ok, invalid_arguments (refused by the tool\'s input schema), unknown_tool (tool "unknown"), or the lower-cased error code its REST twin would have answered (bad_user_input, forbidden, idempotency_key_reused...).',
+      ['tool', 'outcome'],
+    ),
     deprecatedUses: counter(
       'deprecated_operation_requests_total',
       'Requests to deprecated REST operations, by operation and API key id: who still has to migrate.',
@@ -236,6 +241,7 @@ export function createMetrics() {
     countStreamEnded: (reason: StreamEnd) => rest.streamsEnded.inc({ reason }),
     countUpgradeRefused: (reason: UpgradeRefusalReason) => rest.websocketUpgradesRefused.inc({ reason }),
 
+    countMcpToolCall: (tool: string, outcome: string) => rest.mcpToolCalls.inc({ tool, outcome }),
     countDeprecatedUse: (operation: string, keyId: string) => deprecatedUses.inc({ operation, key_id: keyId }),
     countRateLimited: (limit: 'per_key' | 'auth_failures') => rateLimited.inc({ limit }),
     countAuthFailure: (reason: 'missing' | 'invalid') => authFailures.inc({ reason }),

@@ -18,6 +18,8 @@ export interface RestResult {
   /** The body, already JSON. */
   json: string;
   headers?: Record<string, string>;
+  /** A page that has a next one: that page's cursor (the `Link` header's, for those who read no headers). */
+  next?: string;
 }
 
 /** One operation of the contract: the GraphQL document it runs and how HTTP maps to and from it. */
@@ -109,7 +111,8 @@ const listPets: RestOperation<ResultOf<typeof ListPetsOperation>> = {
       next.set('cursor', endCursor);
       headers.Link = `<${basePath}/pets?${next.toString()}>; rel="next"`;
     }
-    return { status: 200, json: `[${petsConnection.nodes.map(restPetJson).join(',')}]`, headers };
+    const json = `[${petsConnection.nodes.map(restPetJson).join(',')}]`;
+    return { status: 200, json, headers, ...(hasNextPage && endCursor ? { next: endCursor } : {}) };
   },
 };
 

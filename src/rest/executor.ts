@@ -1,5 +1,6 @@
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
+import type { ExecutionExchange } from '../context.ts';
 import type { CompiledOperation, DirectExecution } from '../graphql/direct-execution.ts';
 import { type GiveBack, REST_VARY, revalidate, type Validation } from '../http/conditional-get.ts';
 import type { Exchange } from '../http/exchange.ts';
@@ -80,6 +81,20 @@ export function createRestExecutor(options: RestExecutorOptions) {
     return operation.respond(result.data, request);
   }
 
+  /**
+   * The operation's answer to a request already authenticated and parsed, or the RestError it ends in
+   * (thrown): what REST writes, and what an MCP tool call returns.
+   */
+  async function answer(operation: RestOperation, exchange: ExecutionExchange, request: RestRequest) {
+    try {
+      const compiledOperation = compiled.get(operation) as CompiledOperation;
+      const result = await execution.run(compiledOperation, exchange, operation.variables(request));
+      return answerOf(operation, result, request);
+    } catch (error) {
+      throw toRestError(error, operation, exchange.id);
+    }
+  }
+
   /** Answers one authenticated request for `operation`. */
   async function run(operation: RestOperation, exchange: Exchange): Promise<void> {
     if (operation.deprecated) {
@@ -93,12 +108,10 @@ export function createRestExecutor(options: RestExecutorOptions) {
         body: operation.hasBody ? await readJsonBody(exchange.req, maxBodyBytes) : undefined,
         basePath,
       };
-      const compiledOperation = compiled.get(operation) as CompiledOperation;
-      const result = await execution.run(compiledOperation, exchange, operation.variables(request));
-      const answer = answerOf(operation, result, request);
-      if (operation.method !== 'GET' || answer.status !== 200)
-        return sendJsonText(exchange.res, answer.status, answer.json, answer.headers);
-      const refunding = sendValidated(exchange, answer, giveBack);
+      const result = await answer(operation, exchange, request);
+      if (operation.method !== 'GET' || result.status !== 200)
+        return sendJsonText(exchange.res, result.status, result.json, result.headers);
+      const refunding = sendValidated(exchange, result, giveBack);
       if (refunding) await refunding;
     } catch (error) {
       // A client that left mid-body is in the access log already; there is no one to answer.
@@ -107,7 +120,7 @@ export function createRestExecutor(options: RestExecutorOptions) {
     }
   }
 
-  return { run };
+  return { run, answer };
 }
 
 export type RestExecutor = ReturnType<typeof createRestExecutor>;
