@@ -162,6 +162,13 @@ describe.each(REVISIONS)('MCP at /mcp, protocol revision $revision', ({ revision
     expect((wrong.content as { text: string }[])[0]?.text).toMatch(/limit/);
     const outOfRange = await client.callTool({ name: 'list_pets', arguments: { limit: 1_000 } });
     expect(outOfRange.isError).toBe(true);
+    // Arguments are counted before they are validated: a wide one costs no schema walk.
+    const wide = await client.callTool({
+      name: 'list_pets',
+      arguments: { cursor: Array.from({ length: 100 }, () => 0) },
+    });
+    expect(wide.isError).toBe(true);
+    expect((wide.content as { text: string }[])[0]?.text).toMatch(/more than the maximum of 64 elements/);
     await client.close();
   });
 });

@@ -109,6 +109,25 @@ describe('when a request arrives with a traceparent, then it is one trace under 
     expect(childrenOf(spans, phases[2] as ReadableSpan).map((child) => child.name)).toContain('find pets');
   });
 
+  it('POST /mcp: a tool call is a server span with the MCP method and the tool, the execute span of its REST twin below', async () => {
+    const caller = callerTrace();
+    const response = await server.request
+      .post('/mcp')
+      .set(AUTH)
+      .set({ traceparent: caller.traceparent, Accept: 'application/json, text/event-stream' })
+      .set('Mcp-Protocol-Version', '2025-11-25')
+      .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_pets', arguments: { limit: 1 } } });
+    expect(response.status).toBe(200);
+
+    const { server: span, spans } = await requestTrace(caller.traceId);
+    expect(span).toMatchObject({
+      name: 'POST /mcp',
+      attributes: { 'http.route': '/mcp', 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'list_pets' },
+    });
+    const [execute] = childrenOf(spans, span);
+    expect(execute?.attributes).toEqual({ 'graphql.operation.type': 'query', 'graphql.operation.name': 'ListPets' });
+  });
+
   it('both faces show the same execute span: a REST get is the GraphQL query it runs', async () => {
     const pet = await restPet('Same below');
     const viaRest = callerTrace();
