@@ -233,6 +233,25 @@ describe('MCP at /mcp: the edge', () => {
     }
   });
 
+  it('when the message is not a JSON-RPC request (null, a number, no method, a tool name that is not a string), then a JSON-RPC error or a 4xx, never a 500', async () => {
+    const odd = [
+      null,
+      42,
+      'tools/call',
+      { jsonrpc: '2.0', id: 1 },
+      { jsonrpc: '2.0', id: 1, method: 7 },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: { $ne: '' }, arguments: [] } },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: 'list_pets' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ];
+    for (const message of odd) {
+      const response = await post(message, { 'Mcp-Protocol-Version': '2025-11-25' });
+      const text = await response.text();
+      expect(response.status, `${JSON.stringify(message)}: ${text}`).toBeLessThan(500);
+      if (response.status === 200) expect(text, JSON.stringify(message)).toMatch(/"error":\{"code":-32\d{3}/);
+    }
+  });
+
   it('when tools are called, then each call has one access-log line with the tool’s name, and mcp_tool_calls_total counts it by outcome', async () => {
     const response = await post(listCall(5), { 'Mcp-Protocol-Version': '2025-11-25' });
     expect(response.status).toBe(200);
