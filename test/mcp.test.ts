@@ -13,6 +13,7 @@ import { API_KEY, startTestServer, type TestServer } from './support/test-server
 
 const REVISIONS: { revision: string; options: ClientOptions }[] = [
   { revision: '2025-11-25', options: {} },
+  { revision: '2025-06-18', options: { supportedProtocolVersions: ['2025-06-18'] } },
   { revision: '2026-07-28', options: { versionNegotiation: { mode: { pin: '2026-07-28' } } } },
 ];
 
