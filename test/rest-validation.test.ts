@@ -376,8 +376,10 @@ describe('pet names with control or format characters (POST /v1/pets)', () => {
     const source = String(documentedSchema('PetName').pattern);
     const patterns = [new RegExp(source, 'u'), new RegExp(source)];
     const disagreements: string[] = [];
-    // Lone surrogates included: the service refuses them, and so does the pattern.
+    // Lone surrogates are no Unicode text: the service refuses them; engines over code points (Python,
+    // Rust: schemathesis) cannot name them, so the pattern leaves them out.
     for (let codePoint = 0; codePoint <= 0x10ffff; codePoint++) {
+      if (codePoint >= 0xd800 && codePoint <= 0xdfff) continue;
       const character = String.fromCodePoint(codePoint);
       // Alone (is it blank?) and beside a letter (is it allowed at all?).
       for (const name of [character, `a${character}`]) {
