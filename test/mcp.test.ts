@@ -1,6 +1,7 @@
 // Agents as clients: the official MCP SDK's Client over Streamable HTTP against the real service, in
 // the 2025 revision today's clients speak and in 2026-07-28, under the API keys and their scopes.
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Client, type ClientOptions, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,12 +31,12 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(() => server?.close());
 
-const mcpUrl = () => new URL(`${server.baseUrl}/mcp`);
+const mcpUrl = (on: TestServer = server) => new URL(`${on.baseUrl}/mcp`);
 
-async function connected(key: string, options: ClientOptions): Promise<Client> {
+async function connected(key: string, options: ClientOptions, on: TestServer = server): Promise<Client> {
   const client = new Client({ name: 'petstore-test-agent', version: '1.0.0' }, options);
   const requestInit = { headers: { Authorization: `Bearer ${key}` } };
-  await client.connect(new StreamableHTTPClientTransport(mcpUrl(), { requestInit }));
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl(on), { requestInit }));
   return client;
 }
 
@@ -58,6 +59,8 @@ describe.each(REVISIONS)('MCP at /mcp, protocol revision $revision', ({ revision
   it('when a pets:read key connects, then it is told only of list_pets, a tool that only reads', async () => {
     const client = await connected(keys.read, options);
     expect(client.getNegotiatedProtocolVersion()).toBe(revision);
+    // No tools/list_changed: nothing for a client to hold a stream open for.
+    expect(client.getServerCapabilities()?.tools?.listChanged).toBeFalsy();
     const { tools } = await client.listTools();
     expect(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint])).toEqual([['list_pets', true]]);
     await client.close();
@@ -307,5 +310,67 @@ describe('MCP at /mcp: rate limits', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
     expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await refused?.json()).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
+  });
+});
+
+describe('MCP at /mcp: what the edge keeps', () => {
+  let own: TestServer;
+  beforeAll(async () => {
+    own = await startTestServer();
+  });
+  afterAll(() => own?.close());
+
+  const listCall = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_pets', arguments: {} } };
+  /** A raw POST /mcp with headers fetch would not send (a Host of the client's choosing). */
+  function rawPost(
+    headers: Record<string, string>,
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+    const body = JSON.stringify(listCall);
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(mcpUrl(own), {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${API_KEY}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Protocol-Version': '2025-11-25',
+          ...headers,
+        },
+      });
+      request.on('response', (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  it('when a pet stored before the name rule breaks its pattern, then list_pets still returns it, as GET /v1/pets does', async () => {
+    await own.database.db.collection('pets').insertOne({ _id: 1 as never, name: 'Re\u200bx', categoryId: 1 });
+    const client = await connected(API_KEY, {}, own);
+    const result = await client.callTool({ name: 'list_pets', arguments: {} });
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    const rest = await own.request.get(`${own.restBasePath}/pets`).set({ Authorization: `Bearer ${API_KEY}` });
+    expect((result.structuredContent as { pets: unknown[] }).pets).toEqual(rest.body);
+    await client.close();
+  });
+
+  it('when the Host header is no URL authority, then the call is answered all the same', async () => {
+    for (const host of ['x:99999', 'a b']) {
+      const response = await rawPost({ Host: host });
+      expect(response.status, response.body).toBe(200);
+      expect(response.body).toContain('"structuredContent"');
+    }
+  });
+
+  it('when the instance drains, then its /mcp answers close their connection, whatever the SDK says', async () => {
+    own.service.drain();
+    const response = await rawPost({});
+    expect(response.status).toBe(200);
+    expect(response.headers.connection).toBe('close');
   });
 });

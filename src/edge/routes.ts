@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { missingScopeMessage, type Scope } from '../auth/scopes.ts';
-import { priceOf } from '../graphql/operation-admission.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { type Face, type HttpError, sendError } from '../http/send-json.ts';
 import { MCP_ENDPOINT } from '../mcp/mcp-endpoint.ts';
-import { REST_OPERATIONS } from '../rest/contract-operations.ts';
+import { REST_OPERATIONS, scopeOf } from '../rest/contract-operations.ts';
 import { deprecationHeaders } from '../rest/deprecation.ts';
 import type { RestExecutor } from '../rest/executor.ts';
 import { sendHealth } from './health.ts';
@@ -151,8 +150,7 @@ function restRoutes({ restBasePath, rest }: RouteHandlers): Route[] {
     const scopes: Partial<Record<Method, Scope>> = {};
     for (const operation of operations) {
       methods[operation.method] = (exchange) => rest.run(operation, exchange);
-      // The scope its GraphQL operation needs (pets:read for a query, pets:write for a mutation).
-      scopes[operation.method] = priceOf(operation.document)?.scope;
+      scopes[operation.method] = scopeOf(operation);
     }
     const deprecated = operations.every((operation) => operation.deprecated);
     return {

@@ -17,6 +17,8 @@ import { type PetTool, petTools } from './mcp-tools.ts';
 export const MCP_ENDPOINT = '/mcp';
 /** The most array elements and object members one call's arguments may hold: a NewPet has four. */
 const MAX_TOOL_INPUT_ELEMENTS = 64;
+/** A span names the JSON-RPC method a client sent up to this length (the protocol's are far shorter). */
+const MAX_METHOD_LENGTH = 64;
 
 export interface McpEndpointOptions {
   /** REST_BASE_PATH, and MAX_BODY_BYTES: a tool call is never larger than the REST request it stands for. */
@@ -102,30 +104,41 @@ const errorResultOf = ({ code, message, status }: RestError): CallToolResult => 
   isError: true,
 });
 
+/** The request as the SDK reads it. Its URL is fixed: a Host a client chose may be no URL at all. */
 function requestOf(exchange: Exchange, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(exchange.req.headers)) {
     if (typeof value === 'string') headers.set(name, value);
     else if (value) for (const each of value) headers.append(name, each);
   }
-  return new Request(`http://${exchange.req.headers.host ?? 'localhost'}${MCP_ENDPOINT}`, {
-    method: 'POST',
-    headers,
-    signal,
+  return new Request(`http://localhost${MCP_ENDPOINT}`, { method: 'POST', headers, signal });
+}
+
+/** Hop-by-hop headers are the edge's to set: a draining instance's Connection: close must stand. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding']);
+
+/** Until the response can take more, or has closed. */
+function writable(res: Exchange['res']): Promise<void> {
+  return new Promise((resume) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resume();
+    };
+    res.once('drain', done).once('close', done);
   });
 }
 
 async function writeResponse(exchange: Exchange, response: Response): Promise<void> {
   const { res } = exchange;
   response.headers.forEach((value, name) => {
-    res.setHeader(name, value);
+    if (!HOP_BY_HOP.has(name)) res.setHeader(name, value);
   });
   res.writeHead(response.status);
   if (!response.body) return void res.end();
   // Node's web streams iterate; TypeScript's DOM types do not say so.
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     if (res.destroyed) return;
-    if (!res.write(chunk)) await new Promise((resume) => res.once('drain', resume).once('close', resume));
+    if (!res.write(chunk)) await writable(res);
   }
   res.end();
 }
@@ -163,7 +176,11 @@ async function loadHandler(options: McpEndpointOptions, tools: readonly PetTool[
   // A key is shown the tools its scopes allow; it may call another by name, and is told which scope it lacks.
   const factory = ({ authInfo }: McpRequestContext) => {
     const state = authInfo?.extra as unknown as CallState;
-    const server = new McpServer(info, { maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS });
+    // The tool list never changes while a server runs: no listChanged, so no stream to hold open for it.
+    const server = new McpServer(info, {
+      maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
+      capabilities: { tools: { listChanged: false } },
+    });
     for (const { tool, input, output } of compiled) {
       if (!state.exchange.scopes.has(tool.scope) && tool.name !== state.called) continue;
       const annotations = { readOnlyHint: tool.readOnly, destructiveHint: false, idempotentHint: true };
@@ -175,8 +192,8 @@ async function loadHandler(options: McpEndpointOptions, tools: readonly PetTool[
     }
     return server;
   };
+  // No maxRequestBodySize: the body is read, within MAX_BODY_BYTES, before the SDK is called.
   return createMcpHandler(factory, {
-    maxRequestBodySize: options.config.MAX_BODY_BYTES,
     onerror: (error) => options.logger.debug({ err: error }, 'MCP request refused'),
   });
 }
@@ -216,12 +233,20 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
   return async function serveMcp(exchange: Exchange): Promise<void> {
     const message = await messageOf(exchange, options.config.MAX_BODY_BYTES);
     if (message === undefined) return;
-    loading ??= load();
+    // A failed load is tried again by the next request, not kept.
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
     const { handler, names } = await loading;
     const { method, tool } = callOf(message);
     const known = names.has(tool);
     exchange.tool = known ? tool : '';
-    trace.getActiveSpan()?.setAttributes({ 'mcp.method.name': method, ...(known ? { 'gen_ai.tool.name': tool } : {}) });
+    const methodName = method.length <= MAX_METHOD_LENGTH ? method : 'other';
+    trace.getActiveSpan()?.setAttributes({
+      'mcp.method.name': methodName,
+      ...(known ? { 'gen_ai.tool.name': tool } : {}),
+    });
     const aborted = new AbortController();
     exchange.whenClosed(() => aborted.abort());
     const state: CallState = { exchange, called: tool, ran: false };
@@ -234,9 +259,11 @@ export function createMcpEndpoint(options: McpEndpointOptions) {
       },
       parsedBody: message,
     });
-    // A call the SDK refused before its tool ran: no such tool, or arguments its schema refuses.
+    // A call the SDK refused before its tool ran: no such tool, arguments its schema refuses (a
+    // result), or the request itself (its headers, its era).
     if (method === 'tools/call' && !state.ran) {
-      metrics.countMcpToolCall(known ? tool : 'unknown', known ? 'invalid_arguments' : 'unknown_tool');
+      const outcome = !known ? 'unknown_tool' : response.status === 200 ? 'invalid_arguments' : 'refused';
+      metrics.countMcpToolCall(known ? tool : 'unknown', outcome);
     }
     await writeResponse(exchange, response);
   };

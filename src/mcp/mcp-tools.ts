@@ -1,6 +1,11 @@
 import type { Scope } from '../auth/scopes.ts';
-import { priceOf } from '../graphql/operation-admission.ts';
-import { REST_OPERATIONS, type RestOperation, type RestRequest, type RestResult } from '../rest/contract-operations.ts';
+import {
+  REST_OPERATIONS,
+  type RestOperation,
+  type RestRequest,
+  type RestResult,
+  scopeOf,
+} from '../rest/contract-operations.ts';
 
 export type JsonSchema = Record<string, unknown>;
 type Arguments = Record<string, unknown>;
@@ -52,25 +57,46 @@ function inlined(document: JsonSchema, value: unknown): unknown {
 interface Parameter {
   name: string;
   in: string;
+  required?: boolean;
   description?: string;
   schema: JsonSchema;
+}
+
+/** `required` for the parameters that are, none when none is. */
+function requiredOf(parameters: readonly Parameter[]): { required?: string[] } {
+  const required = parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name);
+  return required.length > 0 ? { required } : {};
 }
 
 const parametersOf = (document: JsonSchema, operation: JsonSchema) =>
   ((operation.parameters ?? []) as unknown[]).map((each) => inlined(document, each) as Parameter);
 
-/** A parameter's schema, with its description where the schema has none. */
+/** A parameter's schema, described by the parameter (which says what it means here). */
 const schemaOf = ({ schema, description }: Parameter): JsonSchema => ({
-  ...(description ? { description } : {}),
   ...schema,
+  ...(description ? { description } : {}),
 });
 
-const bodySchemaOf = (document: JsonSchema, operation: JsonSchema, status: string): JsonSchema =>
-  inlined(
-    document,
-    (operation.responses as Record<string, { content: Record<string, { schema: unknown }> }>)[status]?.content[
-      'application/json'
-    ]?.schema,
+/** `schema` without its `pattern`s: what the service answers, checked by the SDK on every result. */
+function withoutPatterns(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutPatterns);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const { pattern: _, ...rest } = schema as JsonSchema;
+  return Object.fromEntries(Object.entries(rest).map(([name, each]) => [name, withoutPatterns(each)]));
+}
+
+/**
+ * An answer's schema. Its patterns are left out: they say what the service takes, and pets stored
+ * before a rule may break it (the contract says so of names), where REST serves them as they are.
+ */
+const answerSchemaOf = (document: JsonSchema, operation: JsonSchema, status: string): JsonSchema =>
+  withoutPatterns(
+    inlined(
+      document,
+      (operation.responses as Record<string, { content: Record<string, { schema: unknown }> }>)[status]?.content[
+        'application/json'
+      ]?.schema,
+    ),
   ) as JsonSchema;
 
 function operationNamed(operationId: string): RestOperation {
@@ -79,7 +105,15 @@ function operationNamed(operationId: string): RestOperation {
   return found;
 }
 
-const scopeOf = (operation: RestOperation): Scope => priceOf(operation.document)?.scope ?? 'pets:read';
+function scopeNeeded(operation: RestOperation): Scope {
+  const scope = scopeOf(operation);
+  if (!scope) throw new Error(`the contract operation ${operation.operationId} names no scope`);
+  return scope;
+}
+
+/** The contract's own says to take it from a Link header, which a tool's caller never sees. */
+const CURSOR_DESCRIPTION = 'Where the page starts: a `nextCursor` from an earlier result, as it was given.';
+const NEXT_DESCRIPTION = 'There is a next page: call again with this as `cursor`.';
 
 const LIST_DESCRIPTION =
   'Lists pets in id order, one page at a time: at most `limit` (20 unless given, 100 at most), only those with `status` when given. A result with `nextCursor` has more: call again with it as `cursor`. Only reads.';
@@ -94,20 +128,29 @@ function listPets(document: JsonSchema): PetTool {
     title: 'List pets',
     description: LIST_DESCRIPTION,
     operation,
-    scope: scopeOf(operation),
+    scope: scopeNeeded(operation),
     readOnly: true,
     inputSchema: {
       type: 'object',
       additionalProperties: false,
-      properties: Object.fromEntries(query.map((parameter) => [parameter.name, schemaOf(parameter)])),
+      properties: Object.fromEntries(
+        query.map((parameter) =>
+          parameter === cursor
+            ? [parameter.name, { ...parameter.schema, description: CURSOR_DESCRIPTION }]
+            : [parameter.name, schemaOf(parameter)],
+        ),
+      ),
+      ...requiredOf(query),
     },
     outputSchema: {
       type: 'object',
       additionalProperties: false,
       required: ['pets'],
       properties: {
-        pets: bodySchemaOf(document, spec, '200'),
-        ...(cursor ? { nextCursor: { ...cursor.schema, description: 'The `cursor` of the next page.' } } : {}),
+        pets: answerSchemaOf(document, spec, '200'),
+        ...(cursor
+          ? { nextCursor: { ...(withoutPatterns(cursor.schema) as JsonSchema), description: NEXT_DESCRIPTION } }
+          : {}),
       },
     },
     request: (args, basePath) => {
@@ -139,14 +182,14 @@ function createPet(document: JsonSchema): PetTool {
     title: 'Add a pet',
     description: CREATE_DESCRIPTION,
     operation,
-    scope: scopeOf(operation),
+    scope: scopeNeeded(operation),
     readOnly: false,
     inputSchema: {
       ...body,
       properties: { ...body.properties, idempotencyKey: schemaOf(header) },
       required: [...body.required, 'idempotencyKey'],
     },
-    outputSchema: bodySchemaOf(document, spec, '201'),
+    outputSchema: answerSchemaOf(document, spec, '201'),
     request: ({ idempotencyKey: _, ...newPet }, basePath) => ({
       pathParams: {},
       query: new URLSearchParams(),

@@ -53,7 +53,7 @@ function requestMetrics(registry: Registry) {
     ),
     mcpToolCalls: counter(
       'mcp_tool_calls_total',
-      'MCP tool calls on /mcp by tool and outcome: ok, invalid_arguments (refused by the tool\'s input schema), unknown_tool (tool "unknown"), or the lower-cased error code its REST twin would have answered (bad_user_input, forbidden, idempotency_key_reused...).',
+      'MCP tool calls on /mcp by tool and outcome: ok, invalid_arguments (refused by the tool\'s input schema), refused (the request itself refused by the SDK), unknown_tool (tool "unknown"), or the lower-cased error code its REST twin would have answered (bad_user_input, forbidden, idempotency_key_reused...).',
       ['tool', 'outcome'],
     ),
     deprecatedUses: counter(

@@ -1,4 +1,6 @@
 import type { ResultOf, TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { Scope } from '../auth/scopes.ts';
+import { priceOf } from '../graphql/operation-admission.ts';
 import { type PetStatusName, petStatusName } from '../graphql/schema/pet-status.ts';
 import { PET_STATUSES, type PetStatus } from '../pets/pet.ts';
 import type { RestPetFragment } from './__generated__/graphql.ts';
@@ -38,6 +40,11 @@ export interface RestOperation<TData = unknown> {
   /** Request parts to variables; throws a 400 RestError for a part that cannot become one. */
   variables(request: RestRequest): Record<string, unknown>;
   respond(data: TData, request: RestRequest): RestResult;
+}
+
+/** The scope an operation's GraphQL document needs (pets:read for a query, pets:write for a mutation). */
+export function scopeOf(operation: RestOperation): Scope | undefined {
+  return priceOf(operation.document)?.scope;
 }
 
 /** The contract's status values and the GraphQL enum's names, both from the domain's one list. */
