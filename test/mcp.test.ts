@@ -40,6 +40,15 @@ async function connected(key: string, options: ClientOptions, on: TestServer = s
   return client;
 }
 
+/** What a raw MCP request of the 2025 revision sends beside its body. */
+const rawHeaders = (key: string, more: Record<string, string> = {}) => ({
+  Authorization: `Bearer ${key}`,
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+  'Mcp-Protocol-Version': '2025-11-25',
+  ...more,
+});
+
 /** The pets GET /v1/pets lists with this limit, page after page. */
 async function restPages(limit: number): Promise<number[][]> {
   const pages: number[][] = [];
@@ -181,12 +190,7 @@ describe('MCP at /mcp: the edge', () => {
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(mcpUrl(), {
       method: 'POST',
-      headers: {
-        Authorization: `Bearer ${keys.write}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        ...headers,
-      },
+      headers: rawHeaders(keys.write, headers),
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
   const initialize = {
@@ -249,7 +253,7 @@ describe('MCP at /mcp: the edge', () => {
       { jsonrpc: '2.0', method: 'notifications/initialized' },
     ];
     for (const message of odd) {
-      const response = await post(message, { 'Mcp-Protocol-Version': '2025-11-25' });
+      const response = await post(message);
       const text = await response.text();
       expect(response.status, `${JSON.stringify(message)}: ${text}`).toBeLessThan(500);
       if (response.status === 200) expect(text, JSON.stringify(message)).toMatch(/"error":\{"code":-32\d{3}/);
@@ -257,7 +261,7 @@ describe('MCP at /mcp: the edge', () => {
   });
 
   it('when tools are called, then each call has one access-log line with the tool’s name, and mcp_tool_calls_total counts it by outcome', async () => {
-    const response = await post(listCall(5), { 'Mcp-Protocol-Version': '2025-11-25' });
+    const response = await post(listCall(5));
     expect(response.status).toBe(200);
     const reqId = response.headers.get('x-request-id');
     await response.text();
@@ -284,14 +288,9 @@ describe('MCP at /mcp: rate limits', () => {
 
   it('with a burst of 5, the sixth call in a second is refused RATE_LIMITED with Retry-After', async () => {
     const call = (id: number) =>
-      fetch(`${limited.baseUrl}/mcp`, {
+      fetch(mcpUrl(limited), {
         method: 'POST',
-        headers: {
-          Authorization: `Bearer ${API_KEY}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'Mcp-Protocol-Version': '2025-11-25',
-        },
+        headers: rawHeaders(API_KEY),
         body: JSON.stringify({
           jsonrpc: '2.0',
           id,
@@ -327,16 +326,7 @@ describe('MCP at /mcp: what the edge keeps', () => {
   ): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
     const body = JSON.stringify(listCall);
     return new Promise((resolve, reject) => {
-      const request = httpRequest(mcpUrl(own), {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${API_KEY}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'Mcp-Protocol-Version': '2025-11-25',
-          ...headers,
-        },
-      });
+      const request = httpRequest(mcpUrl(own), { method: 'POST', headers: rawHeaders(API_KEY, headers) });
       request.on('response', (response) => {
         let text = '';
         response.setEncoding('utf8').on('data', (chunk: string) => {
