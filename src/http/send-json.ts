@@ -40,11 +40,14 @@ export interface HttpError {
   headers?: Readonly<Record<string, string>>;
 }
 
+/** The contract's `Error` body: what REST answers, and what an MCP tool's failure says. */
+export function errorBody({ code, message, status }: HttpError): { code: string; message: string; status: number } {
+  return { code, message, status };
+}
+
 /** The service's one writer of error answers, for every face, route and page; errors are never cached. */
 export function sendError(res: ServerResponse, face: Face, error: HttpError, headers?: OutgoingHttpHeaders): void {
   const body =
-    face === 'graphql'
-      ? { errors: [{ message: error.message, extensions: { code: error.code } }] }
-      : { code: error.code, message: error.message, status: error.status };
+    face === 'graphql' ? { errors: [{ message: error.message, extensions: { code: error.code } }] } : errorBody(error);
   sendJson(res, error.status, body, { ...error.headers, ...headers, 'Cache-Control': 'no-store' });
 }

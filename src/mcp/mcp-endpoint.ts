@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import type { ExecutionExchange } from '../context.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { ClientClosedError } from '../http/read-body.ts';
-import { sendError } from '../http/send-json.ts';
+import { errorBody, sendError } from '../http/send-json.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RestExecutor } from '../rest/executor.ts';
 import { RestError } from '../rest/http-errors.ts';
@@ -99,8 +99,8 @@ const resultOf = (structured: Record<string, unknown>): CallToolResult => ({
 });
 
 /** A failed call: the contract's Error body, as REST would have answered it. */
-const errorResultOf = ({ code, message, status }: RestError): CallToolResult => ({
-  content: [{ type: 'text', text: JSON.stringify({ code, message, status }) }],
+const errorResultOf = (error: RestError): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(errorBody(error)) }],
   isError: true,
 });
 

@@ -108,18 +108,19 @@ const listPets: RestOperation<ResultOf<typeof ListPetsOperation>> = {
   respond: ({ petsConnection }, { query, basePath }) => {
     const headers: Record<string, string> = {};
     const { hasNextPage, endCursor } = petsConnection.pageInfo;
-    if (hasNextPage && endCursor) {
+    const nextCursor = hasNextPage && endCursor ? endCursor : undefined;
+    if (nextCursor) {
       // RFC 8288 next link keeping the caller's limit and status; the body stays a bare array.
       const next = new URLSearchParams();
       for (const name of ['limit', 'status']) {
         const value = query.get(name);
         if (value !== null) next.set(name, value);
       }
-      next.set('cursor', endCursor);
+      next.set('cursor', nextCursor);
       headers.Link = `<${basePath}/pets?${next.toString()}>; rel="next"`;
     }
     const json = `[${petsConnection.nodes.map(restPetJson).join(',')}]`;
-    return { status: 200, json, headers, ...(hasNextPage && endCursor ? { next: endCursor } : {}) };
+    return { status: 200, json, headers, ...(nextCursor ? { next: nextCursor } : {}) };
   },
 };
 
